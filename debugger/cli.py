@@ -1,0 +1,246 @@
+"""The ``stepscope`` command: a thin layer over the same functions notebooks call.
+
+Every command takes ``--store PATH`` and ``--json``; user errors print one line and exit 2.
+docs/cli.md documents each command (a test keeps it in step with this file).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from debugger import __version__
+from debugger.cli_support import (
+    command,
+    emit_json,
+    frame_records,
+    open_store,
+    resolve_store,
+)
+from debugger.errors import StepscopeError
+from debugger.model import RUN_STATUSES
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="stepscope")
+def main() -> None:
+    """Stepscope: step through, diff, audit and replay AI-agent checkpoint histories."""
+
+
+def _progress(quiet: bool) -> Any:
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def report(table: str, done: int, total: int | None) -> None:
+        of = f"/{total:,}" if total else ""
+        click.echo(f"\r  {table}: {done:,}{of} rows", err=True, nl=False)
+        if total and done >= total:
+            click.echo("", err=True)
+
+    return report
+
+
+@command(main, "import")
+@click.argument("source")
+@click.option(
+    "--flavor",
+    "--flavour",
+    "flavour",
+    type=click.Choice(["auto", "native", "langgraph", "mapped"]),
+    default="auto",
+    show_default=True,
+    help="Shape of the source's tables.",
+)
+@click.option("--mapping", type=click.Path(), help="TOML mapping file for other table shapes.")
+@click.option("--batch-rows", type=click.IntRange(100), default=20_000, show_default=True,
+              help="Rows per batch (memory bound).")  # fmt: skip
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def import_cmd(
+    store_path: str | None,
+    as_json: bool,
+    source: str,
+    flavour: str,
+    mapping: str | None,
+    batch_rows: int,
+    quiet: bool,
+) -> None:
+    """Import SOURCE (SQLite file, Parquet file/dir/glob, or postgresql:// URL) into the store.
+
+    \b
+    Examples:
+      stepscope import sample_checkpoints/data/native.sqlite
+      stepscope import 'exports/checkpoints/' --json
+      stepscope import legacy.sqlite --mapping legacy.toml
+      stepscope import postgresql://reader@db.internal/agents
+    """
+    from loaders import ImportOptions, import_source
+
+    options = ImportOptions(
+        flavour=flavour,
+        mapping=mapping,
+        batch_rows=batch_rows,
+        progress=None if as_json else _progress(quiet),
+    )
+    with open_store(store_path, read_only=False) as store:
+        report = import_source(store, source, options)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(f"{report.kind} ({report.flavour}) {report.location}")
+    for table, c in report.tables.items():
+        click.echo(
+            f"  {table:<12} read {c.read:>9,}  imported {c.imported:>9,}  "
+            f"already present {c.already_present:>9,}  quarantined {c.quarantined:>7,}"
+        )
+    click.echo(report.summary())
+    for reason, n in report.quarantine_reasons.items():
+        click.echo(f"  quarantined {n:,}: {reason}")
+
+
+@command(main, "runs")
+@click.option("--status", help=f"Only these statuses (comma-separated): {', '.join(RUN_STATUSES)}.")
+@click.option("--agent", help="Only runs of this agent.")
+@click.option("--text", help="Substring of run id, agent, error or status reason.")
+def runs_cmd(
+    store_path: str | None, as_json: bool, status: str | None, agent: str | None, text: str | None
+) -> None:
+    """List runs with status, steps, budgets and model versions.
+
+    \b
+    Examples:
+      stepscope runs
+      stepscope runs --status crashed,failed --json
+    """
+    if status:
+        bad = [s for s in status.split(",") if s.strip() and s.strip() not in RUN_STATUSES]
+        if bad:
+            raise click.BadParameter(f"unknown status {bad[0]!r}; use {', '.join(RUN_STATUSES)}")
+    with open_store(store_path) as store:
+        runs = store.run_records(status, agent=agent, text=text)
+    if as_json:
+        emit_json({"runs": [r.to_dict() for r in runs]})
+        return
+    if not runs:
+        click.echo("no runs")
+        return
+    click.echo(f"{'run':<34} {'status':<17} {'steps':>9} {'tokens':>9}  reason")
+    for r in runs:
+        steps = f"{r.first_step}-{r.last_step}"
+        click.echo(
+            f"{r.run_id:<34} {r.status:<17} {steps:>9} {r.budgets.tokens_spent:>9,}  "
+            f"{r.status_reason}"
+        )
+
+
+@command(main, "show")
+@click.argument("run_id", metavar="RUN")
+@click.option("--step", type=int, help="Show the checkpoint at this step (newest if repeated).")
+@click.option("--checkpoint", "checkpoint_id", help="Show the checkpoint with this id.")
+def show_cmd(
+    store_path: str | None,
+    as_json: bool,
+    run_id: str,
+    step: int | None,
+    checkpoint_id: str | None,
+) -> None:
+    """Show a run (summary and timeline) or one of its checkpoints.
+
+    \b
+    Examples:
+      stepscope show crash-at-step-7
+      stepscope show crash-at-step-7 --step 6 --json
+    """
+    with open_store(store_path) as store:
+        if step is None and checkpoint_id is None:
+            run = store.run(run_id)
+            timeline = store.timeline(run_id)
+            if as_json:
+                emit_json({"run": run.to_dict(), "timeline": frame_records(timeline)})
+                return
+            _print_run(run.to_dict(), timeline)
+            return
+        ckpt = store.checkpoint(run_id, step=step, checkpoint_id=checkpoint_id)
+    if as_json:
+        emit_json({"checkpoint": ckpt.to_dict()})
+        return
+    d = ckpt.to_dict()
+    state = d.pop("working_state")
+    for key, value in d.items():
+        click.echo(f"{key:<16} {value}")
+    click.echo("working_state:")
+    import json
+
+    click.echo(json.dumps(state, indent=2, ensure_ascii=False, default=str))
+
+
+def _print_run(run: dict[str, Any], timeline: Any) -> None:
+    for key in ("run_id", "agent", "status", "status_reason", "first_step", "last_step",
+                "checkpoint_count", "first_at", "last_at", "budgets", "limits",
+                "model_versions", "last_error", "pending_count", "replay_of"):  # fmt: skip
+        if run.get(key) not in (None, [], {}):
+            click.echo(f"{key:<17} {run[key]}")
+    cols = ["step_index", "created_at", "tokens_spent", "steps_spent", "wall_clock_ms",
+            "state_bytes", "pending_effects", "effects", "calls", "model_version"]  # fmt: skip
+    click.echo(timeline[cols].to_string(index=False))
+
+
+def app_script() -> Path:
+    """The Streamlit entry script (shipped inside the package, so it works when installed)."""
+    return Path(__file__).parent / "ui" / "entry.py"
+
+
+def launch_app(store: str, port: int | None, browser: bool) -> None:
+    """Run ``streamlit run`` on the store; returns when the server stops."""
+    if not Path(store).exists():
+        raise StepscopeError(
+            f"no store at {store}", "import a source first, or run `stepscope demo`"
+        )
+    env = dict(os.environ, STEPSCOPE_STORE=str(Path(store).resolve()))
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app_script()),
+           "--server.headless", "false" if browser else "true"]  # fmt: skip
+    if port:
+        cmd += ["--server.port", str(port)]
+    config_dir = Path(__file__).resolve().parent.parent
+    try:
+        subprocess.run(cmd, env=env, cwd=config_dir, check=False)
+    except KeyboardInterrupt:
+        pass
+
+
+@command(main, "app")
+@click.option("--port", type=int, help="Port (default 8501).")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser.")
+def app_cmd(store_path: str | None, as_json: bool, port: int | None, no_browser: bool) -> None:
+    """Open the Streamlit app on the store.
+
+    \b
+    Example:
+      stepscope app --store incident-42.duckdb
+    """
+    launch_app(resolve_store(store_path), port, browser=not no_browser)
+
+
+def _register_optional() -> None:
+    # Commands of later areas live beside their code; each registers itself here.
+    import importlib
+
+    for module in ("debugger.sample_cli", "debugger.diff_cli", "debugger.audit_cli",
+                   "debugger.replay.cli"):  # fmt: skip
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+            continue
+        mod.register(main)
+
+
+_register_optional()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

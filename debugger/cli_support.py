@@ -1,0 +1,102 @@
+"""What every ``stepscope`` command shares: ``--store`` and ``--json``, one-line errors.
+
+A command written with :func:`command` gets both options, and any :class:`StepscopeError`
+it raises becomes one line on stderr and exit status 2 (bad input) or 1 (failure), never a
+traceback. ``--json`` output is one JSON document on stdout with stable keys.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+import orjson
+
+from debugger.errors import StepscopeError
+from debugger.store import Store, default_store_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def store_option(f: F) -> F:
+    """``--store PATH``: default $STEPSCOPE_STORE, else ./stepscope.duckdb."""
+    return click.option(
+        "--store",
+        "store_path",
+        default=None,
+        metavar="PATH",
+        help="Store file (default: $STEPSCOPE_STORE, else ./stepscope.duckdb).",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    """``--json``: one JSON document on stdout."""
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(f)
+
+
+def handle_errors(f: F) -> F:
+    """Turn StepscopeError into one line on stderr and its exit code."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except StepscopeError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(e.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def command(group: click.Group, name: str, **kwargs: Any) -> Callable[[F], F]:
+    """Declare a subcommand of ``group`` with --store, --json and error handling."""
+
+    def deco(f: F) -> F:
+        wrapped = handle_errors(f)
+        wrapped = json_option(store_option(wrapped))
+        group.command(name, **kwargs)(wrapped)
+        return f
+
+    return deco
+
+
+def resolve_store(store_path: str | None) -> str:
+    """The store path a command uses."""
+    return store_path or default_store_path()
+
+
+@contextmanager
+def open_store(store_path: str | None, read_only: bool = True) -> Iterator[Store]:
+    """Open the command's store."""
+    with Store.open(resolve_store(store_path), read_only=read_only) as store:
+        yield store
+
+
+def emit_json(doc: Any) -> None:
+    """Print one JSON document (datetimes as ISO 8601, keys in a stable order)."""
+    sys.stdout.write(
+        orjson.dumps(
+            doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=_default
+        ).decode()
+        + "\n"
+    )
+
+
+def _default(obj: Any) -> Any:
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if hasattr(obj, "item"):  # numpy scalars from DataFrames
+        return obj.item()
+    raise TypeError(type(obj).__name__)
+
+
+def frame_records(frame: Any) -> list[dict[str, Any]]:
+    """A DataFrame as JSON-ready records (NaN and NaT become null)."""
+    clean = frame.astype(object).where(frame.notna(), None)
+    return [dict(r) for r in clean.to_dict(orient="records")]

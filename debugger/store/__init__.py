@@ -1,0 +1,181 @@
+"""The DuckDB store: schema (versioned, self-migrating), reads, and import sessions.
+
+Usage::
+
+    with Store.open("stepscope.duckdb", read_only=True) as store:
+        store.runs()                      # DataFrame
+        store.checkpoint("run-1", step=3) # Checkpoint
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from debugger.errors import StoreError
+from debugger.model import Checkpoint, Effect, Run, ToolCall
+from debugger.store import reads
+from debugger.store.schema import CURRENT_VERSION, applied_version, migrate
+from debugger.store.session import ImportSession, strip_credentials
+
+__all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
+
+DEFAULT_STORE = "stepscope.duckdb"
+
+
+def default_store_path() -> str:
+    """``$STEPSCOPE_STORE`` if set, else ``./stepscope.duckdb``."""
+    return os.environ.get("STEPSCOPE_STORE") or DEFAULT_STORE
+
+
+def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    if read_only and path != ":memory:" and not Path(path).exists():
+        raise StoreError(
+            f"no store at {path}",
+            "import a source first with `stepscope import SOURCE --store PATH`",
+        )
+    try:
+        con = duckdb.connect(path, read_only=read_only)
+    except duckdb.IOException as e:
+        text = str(e)
+        if "lock" in text.lower():
+            raise StoreError(
+                f"the store {path} is open for writing in another process",
+                "wait for that import to finish, or close the app or notebook that holds it",
+            ) from e
+        raise StoreError(f"cannot open the store {path}: {text.splitlines()[0]}",
+                         "check the path, or pass another --store") from e  # fmt: skip
+    except duckdb.Error as e:
+        raise StoreError(
+            f"{path} is not a Stepscope store: {str(e).splitlines()[0]}",
+            "pass the path of a .duckdb store with --store, or a new path to create one",
+        ) from e
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+class Store:
+    """A Stepscope store on one DuckDB file.
+
+    Open it with :meth:`open` as a context manager. A writable open migrates the store's own
+    schema; a read-only open of an out-of-date store is refused with a hint.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
+        """Open (and, if writable, create or migrate) the store at ``path``.
+
+        Raises:
+            StoreError: the file is locked, not a DuckDB file, or of an unknown version.
+        """
+        p = str(path) if path is not None else default_store_path()
+        con = _connect(p, read_only)
+        try:
+            version = applied_version(con)
+            if version > CURRENT_VERSION:
+                raise StoreError(
+                    f"the store {p} has schema version {version}, newer than this Stepscope "
+                    f"knows ({CURRENT_VERSION})",
+                    "upgrade Stepscope (pip install -U stepscope)",
+                )
+            if version < CURRENT_VERSION:
+                if read_only:
+                    raise StoreError(
+                        f"the store {p} has schema version {version} and needs migrating "
+                        f"to {CURRENT_VERSION}",
+                        "open it once for writing, for example with `stepscope import`",
+                    )
+                migrate(con)
+        except BaseException:
+            con.close()
+            raise
+        return cls(con, p, read_only)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writes ---------------------------------------------------------------------------
+    @contextmanager
+    def import_session(self, kind: str, flavour: str, location: str) -> Iterator[ImportSession]:
+        """A session that ingests batches of one source; see :class:`ImportSession`."""
+        if self.read_only:
+            raise StoreError("the store is open read-only", "open it without read_only")
+        yield ImportSession(self.con, kind, flavour, location)
+
+    # -- reads ----------------------------------------------------------------------------
+    def runs(
+        self,
+        status: str | None = None,
+        agent: str | None = None,
+        text: str | None = None,
+        since: datetime | None = None,
+    ) -> pd.DataFrame:
+        """Runs with status, steps, budgets and versions as a DataFrame, newest first."""
+        return reads.runs_frame(self.con, status, agent, text, since)
+
+    def run_records(self, status: str | None = None, **filters: Any) -> list[Run]:
+        """Runs as :class:`Run` records (same filters as :meth:`runs`)."""
+        return reads.run_records(self.con, status, **filters)
+
+    def run(self, run_id: str) -> Run:
+        """One run's derived record."""
+        return reads.run(self.con, run_id)
+
+    def timeline(self, run_id: str) -> pd.DataFrame:
+        """A run's checkpoints with time, budgets, effect counts and state size."""
+        return reads.timeline(self.con, run_id)
+
+    def checkpoint(
+        self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
+    ) -> Checkpoint:
+        """One checkpoint by step (newest at that step), by id, or the head if neither."""
+        return reads.checkpoint(self.con, run_id, step, checkpoint_id)
+
+    def checkpoints(self, run_id: str) -> list[Checkpoint]:
+        """All checkpoints of a run, in write order."""
+        return reads.checkpoints(self.con, run_id)
+
+    def effects(self, run_id: str) -> list[Effect]:
+        """A run's effects."""
+        return reads.effects(self.con, run_id)
+
+    def tool_calls(self, run_id: str, step: int | None = None) -> list[ToolCall]:
+        """A run's tape of tool and model calls."""
+        return reads.tool_calls(self.con, run_id, step)
+
+    def quarantine(self, source_id: int | None = None) -> pd.DataFrame:
+        """Quarantined rows with reasons."""
+        return reads.quarantine(self.con, source_id)
+
+    def sources(self) -> pd.DataFrame:
+        """Every import with its counts."""
+        return reads.sources(self.con)
+
+    def schema_version(self) -> int:
+        """The store's own schema version."""
+        return applied_version(self.con)

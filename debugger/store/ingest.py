@@ -1,0 +1,389 @@
+"""Writing imported rows into the store: validate, deduplicate, insert; one transaction a batch.
+
+A flavour hands over a *staged* relation: the canonical columns of one table (any SQL type;
+values are validated here, not trusted), plus ``_key`` (how to find the row in the source) and
+optionally ``_reason`` (a reason the flavour already found, such as an undecodable value) and
+``_raw_text`` (the raw row for the quarantine). Validation is plain SQL over the whole batch,
+so it runs vectorised in DuckDB instead of row by row in Python.
+
+Every row read ends in exactly one of: imported, already present (same identity already in the
+store, or twice in the source), quarantined (with its reason). The counts are returned so the
+report can show ``read = imported + already present + quarantined``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from debugger.model import TableCounts
+from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
+
+CHECKPOINT_COLUMNS = (
+    "run_id", "checkpoint_id", "parent_id", "step_index", "schema_version", "created_at",
+    "working_state", "tokens_spent", "steps_spent", "wall_clock_ms", "pending_effects",
+    "model_version", "tool_versions", "metadata",
+)  # fmt: skip
+EFFECT_COLUMNS = (
+    "run_id", "effect_id", "step_index", "idempotency_key", "tool", "args", "status",
+    "result", "created_at",
+)  # fmt: skip
+TOOL_CALL_COLUMNS = (
+    "run_id", "call_id", "step_index", "seq", "kind", "name", "request", "response",
+    "error", "idempotency_key", "is_write",
+)  # fmt: skip
+TABLE_COLUMNS = {
+    "checkpoints": CHECKPOINT_COLUMNS,
+    "effects": EFFECT_COLUMNS,
+    "tool_calls": TOOL_CALL_COLUMNS,
+}
+RAW_LIMIT = 4096
+"""Raw rows kept in quarantine are cut to this many characters."""
+
+_INT = "regexp_full_match(trim(CAST({c} AS VARCHAR)), '-?[0-9]+')"
+
+
+def _text(col: str) -> str:
+    return f"nullif(trim(CAST({col} AS VARCHAR)), '')"
+
+
+def _int_check(col: str, required: bool, non_negative: bool) -> list[str]:
+    checks = []
+    if required:
+        checks.append(f"WHEN {col} IS NULL THEN 'missing {col}'")
+    checks.append(
+        f"WHEN {col} IS NOT NULL AND NOT {_INT.format(c=col)} "
+        f"THEN '{col} is not an integer: ' || left(CAST({col} AS VARCHAR), 40)"
+    )
+    if non_negative:
+        checks.append(
+            f"WHEN {col} IS NOT NULL AND TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT) < 0 "
+            f"THEN 'negative {col}: ' || CAST({col} AS VARCHAR)"
+        )
+    return checks
+
+
+def _json_check(col: str, required: bool, json_type: str | None) -> list[str]:
+    checks = []
+    if required:
+        checks.append(f"WHEN {col} IS NULL THEN 'missing {col}'")
+    checks.append(
+        f"WHEN {col} IS NOT NULL AND NOT json_valid(CAST({col} AS VARCHAR)) "
+        f"THEN '{col} is not valid JSON'"
+    )
+    if json_type:
+        checks.append(
+            f"WHEN {col} IS NOT NULL AND json_type(CAST({col} AS VARCHAR)) <> '{json_type}' "
+            f"THEN '{col} is not a JSON {json_type.lower()}'"
+        )
+    return checks
+
+
+def _ts_check(col: str) -> list[str]:
+    return [
+        f"WHEN {col} IS NOT NULL AND TRY_CAST(CAST({col} AS VARCHAR) AS TIMESTAMPTZ) IS NULL "
+        f"THEN '{col} is not a timestamp: ' || left(CAST({col} AS VARCHAR), 40)"
+    ]
+
+
+def _ts(col: str) -> str:
+    return f"(TRY_CAST(CAST({col} AS VARCHAR) AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
+
+
+def _required_text(col: str) -> list[str]:
+    return [f"WHEN {_text(col)} IS NULL THEN 'missing {col}'"]
+
+
+REASONS: dict[str, list[str]] = {
+    "checkpoints": [
+        *_required_text("run_id"),
+        *_int_check("step_index", True, False),
+        *_json_check("working_state", True, None),
+        *_int_check("schema_version", False, True),
+        *_ts_check("created_at"),
+        *_int_check("tokens_spent", False, True),
+        *_int_check("steps_spent", False, True),
+        *_int_check("wall_clock_ms", False, True),
+        *_json_check("pending_effects", False, "ARRAY"),
+        *_json_check("tool_versions", False, "OBJECT"),
+        *_json_check("metadata", False, "OBJECT"),
+    ],
+    "effects": [
+        *_required_text("run_id"),
+        *_int_check("step_index", True, False),
+        *_required_text("tool"),
+        "WHEN status IS NULL OR lower(CAST(status AS VARCHAR)) NOT IN "
+        "('pending', 'committed', 'failed', 'unknown') "
+        "THEN 'effect status must be pending, committed, failed or unknown: ' "
+        "|| coalesce(left(CAST(status AS VARCHAR), 40), 'missing')",
+        *_json_check("args", False, None),
+        *_json_check("result", False, None),
+        *_ts_check("created_at"),
+    ],
+    "tool_calls": [
+        *_required_text("run_id"),
+        *_int_check("step_index", True, False),
+        *_int_check("seq", True, True),
+        "WHEN kind IS NULL OR lower(CAST(kind AS VARCHAR)) NOT IN ('tool', 'model') "
+        "THEN 'call kind must be tool or model: ' "
+        "|| coalesce(left(CAST(kind AS VARCHAR), 40), 'missing')",
+        *_required_text("name"),
+        *_json_check("request", False, None),
+        *_json_check("response", False, None),
+        "WHEN is_write IS NOT NULL AND TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN) IS NULL "
+        "THEN 'is_write is not a boolean'",
+    ],
+}
+
+
+def _int(col: str) -> str:
+    return f"TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT)"
+
+
+def _json(col: str, default: str | None = None) -> str:
+    expr = f"CAST({col} AS VARCHAR)"
+    return f"coalesce({expr}, '{default}')::JSON" if default else f"{expr}::JSON"
+
+
+# Typed, canonical values of a valid row; `s` is the staged relation.
+TYPED: dict[str, str] = {
+    "checkpoints": f"""
+        {_text('run_id')} AS run_id, {_text('parent_id')} AS parent_id,
+        {_int('step_index')} AS step_index, {_int('schema_version')} AS schema_version,
+        {_ts('created_at')} AS created_at, CAST(working_state AS VARCHAR) AS ws,
+        coalesce({_int('tokens_spent')}, 0) AS tokens_spent,
+        coalesce({_int('steps_spent')}, 0) AS steps_spent,
+        coalesce({_int('wall_clock_ms')}, 0) AS wall_clock_ms,
+        {_json('pending_effects', '[]')} AS pending_effects,
+        {_text('model_version')} AS model_version,
+        {_json('tool_versions', '{}')} AS tool_versions,
+        {_json('metadata', '{}')} AS metadata,
+        {_text('checkpoint_id')} AS given_id""",
+    "effects": f"""
+        {_text('run_id')} AS run_id, {_int('step_index')} AS step_index,
+        {_text('idempotency_key')} AS idempotency_key, {_text('tool')} AS tool,
+        {_json('args')} AS args, lower(CAST(status AS VARCHAR)) AS status,
+        {_json('result')} AS result, {_ts('created_at')} AS created_at,
+        {_text('effect_id')} AS given_id""",
+    "tool_calls": f"""
+        {_text('run_id')} AS run_id, {_int('step_index')} AS step_index,
+        {_int('seq')} AS seq, lower(CAST(kind AS VARCHAR)) AS kind, {_text('name')} AS name,
+        {_json('request')} AS request, {_json('response')} AS response,
+        {_text('error')} AS error, {_text('idempotency_key')} AS idempotency_key,
+        coalesce(TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN), false) AS is_write,
+        {_text('call_id')} AS given_id""",
+}
+
+# Identity of a row when the source gives none: a hash of its content. Effects and tool
+# calls also get an occurrence number, so that the same email really sent twice stays two
+# rows while a re-import of the same source still adds nothing.
+CONTENT_ID: dict[str, str] = {
+    "checkpoints": "left(md5(concat_ws('|', run_id, step_index, created_at, md5(ws))), 20)",
+    "effects": "left(md5(concat_ws('|', run_id, step_index, idempotency_key, tool, "
+    "CAST(args AS VARCHAR), status, CAST(result AS VARCHAR), created_at)), 20)",
+    "tool_calls": "left(md5(concat_ws('|', run_id, step_index, seq, kind, name, "
+    "CAST(request AS VARCHAR), CAST(response AS VARCHAR), error, idempotency_key)), 20)",
+}
+ID_COLUMN = {"checkpoints": "checkpoint_id", "effects": "effect_id", "tool_calls": "call_id"}
+TARGET = {"checkpoints": "checkpoint_rows", "effects": "effects", "tool_calls": "tool_calls"}
+
+
+@dataclass
+class BatchResult:
+    """Counts of one batch, plus the runs it touched."""
+
+    counts: TableCounts
+    reasons: dict[str, int]
+
+
+def stage_reasons(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Create ``_checked`` from ``_staged``: every staged row with its first failing reason."""
+    cases = "\n".join(REASONS[table])
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _checked AS
+        SELECT *, CASE WHEN _reason IS NOT NULL THEN _reason {cases} ELSE NULL END AS _why
+        FROM _staged"""
+    )
+
+
+def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, table: str) -> None:
+    # Re-importing a source must not pile up the same rejections: one record per
+    # (location, table, key, reason).
+    staged = {d[0] for d in con.execute("SELECT * FROM _checked LIMIT 0").description}
+    raw = "coalesce(k._raw_text, CAST(to_json(r) AS VARCHAR))"
+    if "_raw_text" not in staged:
+        raw = "CAST(to_json(r) AS VARCHAR)"
+    con.execute(
+        f"""
+        INSERT INTO quarantine
+        SELECT ?, ?, ?, CAST(k._key AS VARCHAR), k._why,
+               left({raw}, {RAW_LIMIT}),
+               now()::TIMESTAMP
+        FROM _checked k LEFT JOIN _raw r ON r._key = k._key
+        WHERE k._why IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM quarantine q WHERE q.source = ? AND q.source_table = ?
+              AND q.source_key = CAST(k._key AS VARCHAR) AND q.reason = k._why)""",
+        [source_id, location, table, location, table],
+    )
+
+
+def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Create ``_typed``: valid rows, typed, each with its identity and occurrence number."""
+    id_col = ID_COLUMN[table]
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _typed0 AS
+        SELECT _key, {TYPED[table]} FROM _checked WHERE _why IS NULL"""
+    )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _typed1 AS "
+        f"SELECT *, {CONTENT_ID[table]} AS _content FROM _typed0"
+    )
+    if table == "checkpoints":
+        id_expr = "coalesce(given_id, _content)"
+    else:
+        # occurrence numbers continue across batches of one import through _occ
+        con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
+        id_expr = (
+            f"coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
+            f"row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
+        )
+    join = "" if table == "checkpoints" else f"LEFT JOIN _occ_{table} o USING (_content)"
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _typed2 AS "
+        f"SELECT t.*, {id_expr} AS {id_col} FROM _typed1 t {join}"
+    )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _typed AS
+        SELECT *, row_number() OVER (PARTITION BY run_id, {id_col} ORDER BY _key) AS _dup
+        FROM _typed2"""
+    )
+    if table != "checkpoints":
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _occ_{table} AS
+            SELECT _content, max(n) AS n FROM (
+                SELECT _content, n FROM _occ_{table}
+                UNION ALL
+                SELECT _content, count(*) FROM _typed1 WHERE given_id IS NULL GROUP BY _content
+            ) GROUP BY _content"""
+        )
+
+
+def _mark_new(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    id_col = ID_COLUMN[table]
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _new AS
+        SELECT t.* FROM _typed t
+        WHERE t._dup = 1 AND NOT EXISTS (
+            SELECT 1 FROM {TARGET[table]} x
+            WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"""
+    )
+
+
+def _ensure_run_keys(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        """
+        INSERT INTO run_keys
+        SELECT run_id, nextval('run_seq') FROM (
+            SELECT DISTINCT run_id FROM _new
+            WHERE run_id NOT IN (SELECT run_id FROM run_keys))"""
+    )
+
+
+def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
+    _ensure_run_keys(con)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _ins AS
+        SELECT nextval('ckpt_seq') AS ckpt_key,
+               k.run_num * {RUN_SHIFT} + (n.step_index + {STEP_OFFSET}) AS lookup_key,
+               n.*, strlen(n.ws) AS state_bytes, md5(n.ws) AS state_hash
+        FROM _new n JOIN run_keys k USING (run_id)
+        ORDER BY n.run_id, n.step_index, n.created_at"""
+    )
+    con.execute(
+        f"""
+        INSERT INTO checkpoint_rows
+        SELECT ckpt_key, lookup_key, run_id, checkpoint_id, parent_id, step_index,
+               schema_version, created_at,
+               CASE WHEN state_bytes < {LARGE_STATE_BYTES} THEN ws::JSON END,
+               state_hash, state_bytes, tokens_spent, steps_spent, wall_clock_ms,
+               pending_effects, model_version, tool_versions, metadata, ?
+        FROM _ins""",
+        [source_id],
+    )
+    con.execute(
+        f"INSERT INTO large_states SELECT ckpt_key, ws FROM _ins "
+        f"WHERE state_bytes >= {LARGE_STATE_BYTES}"
+    )
+
+
+def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
+    cols = [c for c in TABLE_COLUMNS[table]]
+    con.execute(f"INSERT INTO {table} ({', '.join(cols)}, source_id) SELECT {', '.join(cols)}, ? FROM _new", [source_id])
+
+
+def ingest_batch(
+    con: duckdb.DuckDBPyConnection, table: str, source_id: int, location: str
+) -> BatchResult:
+    """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
+
+    The caller has registered ``_raw`` (the source batch) and created ``_staged`` (its
+    canonical projection); this runs in the caller's transaction.
+
+    Returns:
+        The batch's counts and its quarantine reasons.
+    """
+    stage_reasons(con, table)
+    _quarantine(con, source_id, location, table)
+    _typed_with_ids(con, table)
+    _mark_new(con, table)
+    if table == "checkpoints":
+        _insert_checkpoints(con, source_id)
+    else:
+        _insert_other(con, table, source_id)
+    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
+    row = con.execute(
+        "SELECT (SELECT count(*) FROM _checked), (SELECT count(*) FROM _new), "
+        "(SELECT count(*) FROM _typed)"
+    ).fetchone()
+    assert row is not None
+    read, imported, valid = (int(x) for x in row)
+    reasons = dict(
+        con.execute(
+            "SELECT _why, count(*) FROM _checked WHERE _why IS NOT NULL GROUP BY _why"
+        ).fetchall()
+    )
+    counts = TableCounts(
+        read=read,
+        imported=imported,
+        already_present=valid - imported,
+        quarantined=read - valid,
+    )
+    return BatchResult(counts=counts, reasons={str(k): int(v) for k, v in reasons.items()})
+
+
+def derive_parents(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
+    """Give rows of a source that carries no parent column the previous checkpoint as parent.
+
+    Used for native sources without ``parent_id``: the chain is the run's checkpoints in
+    (created_at, step_index, insertion) order.
+    """
+    con.execute(
+        """
+        UPDATE checkpoint_rows AS c SET parent_id = p.prev
+        FROM (
+            SELECT ckpt_key, lag(checkpoint_id) OVER (
+                PARTITION BY run_id ORDER BY created_at NULLS FIRST, step_index, ckpt_key
+            ) AS prev
+            FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _touched)
+        ) p
+        WHERE c.ckpt_key = p.ckpt_key AND c.source_id = ? AND c.parent_id IS NULL
+          AND p.prev IS NOT NULL""",
+        [source_id],
+    )

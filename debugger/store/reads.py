@@ -1,0 +1,286 @@
+"""Reads every part of Stepscope relies on; pages and notebooks never write SQL of their own."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import orjson
+import pandas as pd
+
+from debugger.errors import NotFound
+from debugger.model import Budgets, Checkpoint, Effect, Run, ToolCall
+from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
+
+_CKPT_COLS = (
+    "c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version, c.created_at, "
+    "coalesce(CAST(c.working_state AS VARCHAR), l.working_state) AS ws, c.state_hash, "
+    "c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms, "
+    "CAST(c.pending_effects AS VARCHAR), c.model_version, CAST(c.tool_versions AS VARCHAR), "
+    "CAST(c.metadata AS VARCHAR)"
+)
+_CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
+
+
+def _loads(text: str | None, default: Any = None) -> Any:
+    return default if text is None else orjson.loads(text)
+
+
+def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:
+    """Build a :class:`Checkpoint` from a row selected with the checkpoint columns."""
+    return Checkpoint(
+        run_id=row[0],
+        checkpoint_id=row[1],
+        parent_id=row[2],
+        step_index=int(row[3]),
+        schema_version=row[4],
+        created_at=row[5],
+        working_state=_loads(row[6]),
+        state_hash=row[7],
+        state_bytes=int(row[8]),
+        budgets=Budgets(int(row[9]), int(row[10]), int(row[11])),
+        pending_effects=_loads(row[12], []),
+        model_version=row[13],
+        tool_versions=_loads(row[14], {}),
+        metadata=_loads(row[15], {}),
+    )
+
+
+def run_num(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
+    """Return the store's number for a run, or raise :class:`NotFound`."""
+    row = con.execute("SELECT run_num FROM run_keys WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        raise NotFound(
+            f"no run {run_id!r} in the store", "list the runs with `stepscope runs`"
+        )
+    return int(row[0])
+
+
+def checkpoint(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    step: int | None = None,
+    checkpoint_id: str | None = None,
+) -> Checkpoint:
+    """One checkpoint: by id, by step (the newest written at that step), or the run's head.
+
+    A lookup by step goes through ``lookup_key``, a single indexed BIGINT, so it is a point
+    read even in a store of millions of checkpoints.
+    """
+    num = run_num(con, run_id)
+    order = "ORDER BY c.created_at DESC NULLS LAST, c.ckpt_key DESC LIMIT 1"
+    if checkpoint_id is not None:
+        sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.run_id = ? AND c.checkpoint_id = ?"
+        row = con.execute(sql, [run_id, checkpoint_id]).fetchone()
+        what = f"checkpoint {checkpoint_id!r}"
+    elif step is not None:
+        key = num * RUN_SHIFT + step + STEP_OFFSET
+        sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.lookup_key = ? {order}"
+        row = con.execute(sql, [key]).fetchone()
+        what = f"step {step}"
+    else:
+        head = con.execute(
+            "SELECT head_checkpoint_id FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+        if head is None:
+            raise NotFound(f"run {run_id!r} has no checkpoints", "import its source again")
+        return checkpoint(con, run_id, checkpoint_id=head[0])
+    if row is None:
+        raise NotFound(
+            f"run {run_id!r} has no {what}",
+            f"see its steps with `stepscope show {run_id}`",
+        )
+    return checkpoint_from_row(row)
+
+
+def checkpoints(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Checkpoint]:
+    """Every checkpoint of a run in write order (created_at, then insertion)."""
+    run_num(con, run_id)
+    rows = con.execute(
+        f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.run_id = ? "
+        "ORDER BY c.created_at NULLS FIRST, c.ckpt_key",
+        [run_id],
+    ).fetchall()
+    return [checkpoint_from_row(r) for r in rows]
+
+
+def run(con: duckdb.DuckDBPyConnection, run_id: str) -> Run:
+    """The derived record of one run."""
+    row = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        raise NotFound(f"no run {run_id!r} in the store", "list the runs with `stepscope runs`")
+    return _run_from_row(row)
+
+
+_RUN_COLS = (
+    "run_id, agent, status, status_reason, first_step, last_step, checkpoint_count, "
+    "first_at, last_at, tokens_spent, steps_spent, wall_clock_ms, CAST(limits AS VARCHAR), "
+    "CAST(model_versions AS VARCHAR), CAST(schema_versions AS VARCHAR), last_error, "
+    "pending_count, replay_of, replay_from_step"
+)
+
+
+def _run_from_row(row: tuple[Any, ...]) -> Run:
+    return Run(
+        run_id=row[0],
+        agent=row[1],
+        status=row[2],
+        status_reason=row[3],
+        first_step=int(row[4]),
+        last_step=int(row[5]),
+        checkpoint_count=int(row[6]),
+        first_at=row[7],
+        last_at=row[8],
+        budgets=Budgets(int(row[9]), int(row[10]), int(row[11])),
+        limits=_loads(row[12], {}),
+        model_versions=_loads(row[13], []),
+        schema_versions=_loads(row[14], []),
+        last_error=row[15],
+        pending_count=int(row[16]),
+        replay_of=row[17],
+        replay_from_step=row[18],
+    )
+
+
+def run_records(
+    con: duckdb.DuckDBPyConnection,
+    status: str | None = None,
+    agent: str | None = None,
+    text: str | None = None,
+    since: datetime | None = None,
+) -> list[Run]:
+    """Runs as records, filtered like :func:`runs_frame`."""
+    where, params = _run_filters(status, agent, text, since)
+    rows = con.execute(
+        f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY last_at DESC NULLS LAST, run_id", params
+    ).fetchall()
+    return [_run_from_row(r) for r in rows]
+
+
+def _run_filters(
+    status: str | None, agent: str | None, text: str | None, since: datetime | None
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status:
+        statuses = [s.strip() for s in status.split(",") if s.strip()]
+        clauses.append(f"status IN ({', '.join('?' for _ in statuses)})")
+        params += statuses
+    if agent:
+        clauses.append("agent = ?")
+        params.append(agent)
+    if text:
+        clauses.append(
+            "(run_id ILIKE ? OR coalesce(last_error, '') ILIKE ? OR coalesce(agent, '') ILIKE ? "
+            "OR status_reason ILIKE ?)"
+        )
+        params += [f"%{text}%"] * 4
+    if since:
+        clauses.append("last_at >= ?")
+        params.append(since)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def runs_frame(
+    con: duckdb.DuckDBPyConnection,
+    status: str | None = None,
+    agent: str | None = None,
+    text: str | None = None,
+    since: datetime | None = None,
+) -> pd.DataFrame:
+    """Runs with their aggregates as a DataFrame, newest first.
+
+    Args:
+        status: one status or several separated by commas.
+        agent: exact agent name.
+        text: case-insensitive substring of run id, agent, last error or status reason.
+        since: only runs whose head was written at or after this time.
+    """
+    where, params = _run_filters(status, agent, text, since)
+    return con.execute(
+        f"""
+        SELECT run_id, agent, status, status_reason, first_step, last_step,
+               checkpoint_count, first_at, last_at, tokens_spent, steps_spent,
+               wall_clock_ms, CAST(limits AS VARCHAR) AS limits,
+               CAST(model_versions AS VARCHAR) AS model_versions, last_error,
+               pending_count, replay_of, replay_from_step
+        FROM runs {where} ORDER BY last_at DESC NULLS LAST, run_id""",
+        params,
+    ).df()
+
+
+def timeline(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """One row per checkpoint of a run: step, time, budgets, effects, calls, state size."""
+    run_num(con, run_id)
+    return con.execute(
+        """
+        WITH e AS (SELECT step_index, count(*) AS effects,
+                          count(*) FILTER (WHERE status IN ('pending', 'unknown')) AS open_effects
+                   FROM effects WHERE run_id = ? GROUP BY step_index),
+             t AS (SELECT step_index, count(*) AS calls FROM tool_calls
+                   WHERE run_id = ? GROUP BY step_index)
+        SELECT c.step_index, c.checkpoint_id, c.parent_id, c.created_at, c.schema_version,
+               c.tokens_spent, c.steps_spent, c.wall_clock_ms, c.state_bytes, c.state_hash,
+               coalesce(json_array_length(c.pending_effects), 0) AS pending_effects,
+               coalesce(e.effects, 0) AS effects, coalesce(e.open_effects, 0) AS open_effects,
+               coalesce(t.calls, 0) AS calls, c.model_version
+        FROM checkpoint_rows c LEFT JOIN e USING (step_index) LEFT JOIN t USING (step_index)
+        WHERE c.run_id = ?
+        ORDER BY c.created_at NULLS FIRST, c.ckpt_key""",
+        [run_id, run_id, run_id],
+    ).df()
+
+
+def effects(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Effect]:
+    """A run's effects in the order they were recorded."""
+    rows = con.execute(
+        "SELECT run_id, effect_id, step_index, idempotency_key, tool, CAST(args AS VARCHAR), "
+        "status, CAST(result AS VARCHAR), created_at FROM effects WHERE run_id = ? "
+        "ORDER BY step_index, created_at NULLS FIRST, effect_id",
+        [run_id],
+    ).fetchall()
+    return [
+        Effect(r[0], r[1], int(r[2]), r[3], r[4], _loads(r[5]), r[6], _loads(r[7]), r[8])
+        for r in rows
+    ]
+
+
+def tool_calls(
+    con: duckdb.DuckDBPyConnection, run_id: str, step: int | None = None
+) -> list[ToolCall]:
+    """A run's tape (tool and model calls), optionally of one step, in call order."""
+    sql = (
+        "SELECT run_id, step_index, seq, kind, name, CAST(request AS VARCHAR), "
+        "CAST(response AS VARCHAR), error, idempotency_key, is_write FROM tool_calls "
+        "WHERE run_id = ?"
+    )
+    params: list[Any] = [run_id]
+    if step is not None:
+        sql += " AND step_index = ?"
+        params.append(step)
+    rows = con.execute(sql + " ORDER BY seq, step_index", params).fetchall()
+    return [
+        ToolCall(r[0], int(r[1]), int(r[2]), r[3], r[4], _loads(r[5]), _loads(r[6]), r[7], r[8],
+                 bool(r[9]))
+        for r in rows
+    ]  # fmt: skip
+
+
+def quarantine(con: duckdb.DuckDBPyConnection, source_id: int | None = None) -> pd.DataFrame:
+    """Quarantined rows with their reasons, newest first."""
+    where = "WHERE source_id = ?" if source_id is not None else ""
+    params = [source_id] if source_id is not None else []
+    return con.execute(
+        f"SELECT source_id, source, source_table, source_key, reason, raw, quarantined_at "
+        f"FROM quarantine {where} ORDER BY quarantined_at DESC, source_table, source_key",
+        params,
+    ).df()
+
+
+def sources(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every import so far, with its counts."""
+    return con.execute(
+        "SELECT source_id, kind, flavour, location, imported_at, rows_read, imported, "
+        "already_present, quarantined FROM sources ORDER BY source_id"
+    ).df()

@@ -1,0 +1,166 @@
+"""The store's own schema: an append-only list of migrations, each run in a transaction.
+
+The store records the versions it has applied in ``store_migrations`` and migrates itself
+on open, as it tells its users to do with their checkpoints. A store written by a newer
+Stepscope (a version this code does not know) is refused rather than misread.
+
+Physical layout, and why:
+
+- ``checkpoint_rows`` holds every checkpoint; ``lookup_key`` (run number << 32 | step offset)
+  is a single BIGINT with an ART index, because DuckDB does not use a two-column index for
+  point lookups (measured: a scan of every row group).
+- States of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
+  uncompressed: DuckDB compresses long strings with ZSTD per segment, so fetching one 1 MB
+  state otherwise decompresses its neighbours too (measured: 550 ms against 2.6 ms).
+- ``checkpoints`` is a view joining the two, so SQL over ``working_state`` sees every state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+
+LARGE_STATE_BYTES = 32 * 1024
+"""States at least this large are stored uncompressed in ``large_states``."""
+
+STEP_OFFSET = 1 << 31
+"""Added to step_index in lookup_key so that negative steps (LangGraph's -1) fit."""
+
+RUN_SHIFT = 1 << 32
+"""run_num is multiplied by this in lookup_key."""
+
+
+@dataclass(frozen=True)
+class StoreMigration:
+    """One step of the store's own schema history."""
+
+    version: int
+    name: str
+    apply: Callable[[duckdb.DuckDBPyConnection], None]
+
+
+def _v1_initial(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE SEQUENCE IF NOT EXISTS source_seq START 1")
+    con.execute("CREATE SEQUENCE IF NOT EXISTS run_seq START 1")
+    con.execute("CREATE SEQUENCE IF NOT EXISTS ckpt_seq START 1")
+    con.execute(
+        """
+        CREATE TABLE sources (
+            source_id BIGINT, kind VARCHAR, flavour VARCHAR, location VARCHAR,
+            imported_at TIMESTAMP, rows_read BIGINT, imported BIGINT,
+            already_present BIGINT, quarantined BIGINT, report JSON
+        )"""
+    )
+    con.execute("CREATE TABLE run_keys (run_id VARCHAR, run_num BIGINT)")
+    con.execute(
+        """
+        CREATE TABLE checkpoint_rows (
+            ckpt_key BIGINT, lookup_key BIGINT, run_id VARCHAR, checkpoint_id VARCHAR,
+            parent_id VARCHAR, step_index BIGINT, schema_version INTEGER,
+            created_at TIMESTAMP, working_state JSON, state_hash VARCHAR,
+            state_bytes BIGINT, tokens_spent BIGINT, steps_spent BIGINT,
+            wall_clock_ms BIGINT, pending_effects JSON, model_version VARCHAR,
+            tool_versions JSON, metadata JSON, source_id BIGINT
+        )"""
+    )
+    con.execute(
+        "CREATE TABLE large_states (ckpt_key BIGINT, "
+        "working_state VARCHAR USING COMPRESSION uncompressed)"
+    )
+    con.execute("CREATE INDEX checkpoint_lookup ON checkpoint_rows (lookup_key)")
+    con.execute("CREATE INDEX large_state_key ON large_states (ckpt_key)")
+    con.execute(
+        """
+        CREATE VIEW checkpoints AS
+        SELECT c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version,
+               c.created_at, coalesce(c.working_state, l.working_state::JSON) AS working_state,
+               c.state_hash, c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms,
+               c.pending_effects, c.model_version, c.tool_versions, c.metadata, c.source_id
+        FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)"""
+    )
+    con.execute(
+        """
+        CREATE TABLE effects (
+            run_id VARCHAR, effect_id VARCHAR, step_index BIGINT, idempotency_key VARCHAR,
+            tool VARCHAR, args JSON, status VARCHAR, result JSON, created_at TIMESTAMP,
+            source_id BIGINT
+        )"""
+    )
+    con.execute(
+        """
+        CREATE TABLE tool_calls (
+            run_id VARCHAR, call_id VARCHAR, step_index BIGINT, seq BIGINT, kind VARCHAR,
+            name VARCHAR, request JSON, response JSON, error VARCHAR,
+            idempotency_key VARCHAR, is_write BOOLEAN, source_id BIGINT
+        )"""
+    )
+    con.execute(
+        """
+        CREATE TABLE quarantine (
+            source_id BIGINT, source VARCHAR, source_table VARCHAR, source_key VARCHAR,
+            reason VARCHAR, raw VARCHAR, quarantined_at TIMESTAMP
+        )"""
+    )
+    con.execute(
+        """
+        CREATE TABLE runs (
+            run_id VARCHAR, run_num BIGINT, agent VARCHAR, status VARCHAR,
+            status_reason VARCHAR, first_step BIGINT, last_step BIGINT,
+            checkpoint_count BIGINT, first_at TIMESTAMP, last_at TIMESTAMP,
+            tokens_spent BIGINT, steps_spent BIGINT, wall_clock_ms BIGINT, limits JSON,
+            model_versions JSON, schema_versions JSON, last_error VARCHAR,
+            pending_count BIGINT, head_checkpoint_id VARCHAR, replay_of VARCHAR,
+            replay_from_step BIGINT
+        )"""
+    )
+
+
+MIGRATIONS: list[StoreMigration] = [
+    StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
+]
+"""Append-only. Never edit a released step; add the next one."""
+
+CURRENT_VERSION = MIGRATIONS[-1].version
+
+
+def applied_version(con: duckdb.DuckDBPyConnection) -> int:
+    """Return the highest store schema version applied (0 for an empty file)."""
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_migrations'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = con.execute("SELECT max(version) FROM store_migrations").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every pending store migration, each in its own transaction with its record.
+
+    Returns:
+        The versions applied now (empty when the store was current).
+    """
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS store_migrations "
+        "(version INTEGER, name VARCHAR, applied_at TIMESTAMP)"
+    )
+    done = applied_version(con)
+    applied = []
+    for step in MIGRATIONS:
+        if step.version <= done:
+            continue
+        con.execute("BEGIN")
+        try:
+            step.apply(con)
+            con.execute(
+                "INSERT INTO store_migrations VALUES (?, ?, now()::TIMESTAMP)",
+                [step.version, step.name],
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(step.version)
+    return applied

@@ -1,0 +1,127 @@
+"""An import session: one ``sources`` row, batches ingested one transaction each, runs derived."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from debugger.model import ImportReport, TableCounts
+from debugger.store.derive import derive_runs
+from debugger.store.ingest import TABLE_COLUMNS, derive_parents, ingest_batch
+
+Progress = Callable[[str, int], None]
+"""Called after each batch with (table, rows read so far in that table)."""
+
+_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(:[^@/]*)?@", re.I)
+
+
+def strip_credentials(location: str) -> str:
+    """Remove a password from a URL (``postgresql://u:secret@h/db`` -> ``postgresql://u@h/db``)."""
+    location = _CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}@", location)
+    return re.sub(r"(password=)[^&\s]*", r"\1***", location, flags=re.I)
+
+
+class ImportSession:
+    """Collects batches of one source into the store and keeps the counts.
+
+    Not used directly by people: ``loaders.import_source`` drives it.
+    """
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, kind: str, flavour: str, location: str
+    ) -> None:
+        self.con = con
+        self.kind = kind
+        self.flavour = flavour
+        self.location = strip_credentials(location)
+        self.counts: dict[str, TableCounts] = {}
+        self.reasons: Counter[str] = Counter()
+        self._derive_parents = False
+        self._started = time.perf_counter()
+        row = con.execute("SELECT nextval('source_seq')").fetchone()
+        assert row is not None
+        self.source_id = int(row[0])
+        con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
+        for table in TABLE_COLUMNS:
+            con.execute(f"DROP TABLE IF EXISTS _occ_{table}")
+
+    def add(
+        self,
+        table: str,
+        raw: pa.RecordBatch | pa.Table,
+        select_sql: str,
+        derive_parents: bool = False,
+    ) -> TableCounts:
+        """Ingest one batch in one transaction.
+
+        Args:
+            table: canonical table: checkpoints, effects or tool_calls.
+            raw: the source rows; must carry a ``_key`` column (unique in the source table).
+            select_sql: a SELECT over ``_raw`` giving the canonical columns of ``table``
+                plus ``_key`` and ``_reason`` (and optionally ``_raw_text``).
+            derive_parents: the source has no parent column; chain checkpoints in order.
+
+        Returns:
+            This batch's counts.
+        """
+        con = self.con
+        self._derive_parents |= derive_parents
+        con.execute("BEGIN")
+        try:
+            con.register("_raw", raw)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _staged AS {select_sql}")
+            result = ingest_batch(con, table, self.source_id, self.location)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            con.unregister("_raw")
+        before = self.counts.get(table, TableCounts())
+        c = result.counts
+        self.counts[table] = replace(
+            before,
+            read=before.read + c.read,
+            imported=before.imported + c.imported,
+            already_present=before.already_present + c.already_present,
+            quarantined=before.quarantined + c.quarantined,
+        )
+        self.reasons.update(result.reasons)
+        return c
+
+    def finish(self) -> ImportReport:
+        """Derive parents and runs, record the source, and return the report."""
+        con = self.con
+        con.execute("BEGIN")
+        try:
+            if self._derive_parents:
+                derive_parents(con, self.source_id)
+            runs = derive_runs(con)
+            report = ImportReport(
+                source_id=self.source_id,
+                kind=self.kind,
+                flavour=self.flavour,
+                location=self.location,
+                tables=dict(self.counts),
+                quarantine_reasons=dict(self.reasons.most_common()),
+                runs_touched=runs,
+                seconds=time.perf_counter() - self._started,
+            )
+            t = report.total
+            con.execute(
+                "INSERT INTO sources VALUES (?, ?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?, ?)",
+                [self.source_id, self.kind, self.flavour, self.location, t.read, t.imported,
+                 t.already_present, t.quarantined, orjson.dumps(report.to_dict()).decode()],
+            )  # fmt: skip
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        return report

@@ -1,0 +1,5 @@
+"""Loaders: read checkpoint histories from SQLite, Postgres and Parquet into the store."""
+
+from loaders.base import ImportOptions, import_source
+
+__all__ = ["ImportOptions", "import_source"]

@@ -1,0 +1,198 @@
+"""The loader interface: a source *reader* (how to read tables) and a *flavour* (how to map them).
+
+A reader (SQLite, Postgres, Parquet) knows how to list tables and stream a table as bounded
+Arrow record batches, each with a ``_key`` column (BIGINT, the row's position or rowid) so a
+quarantined row can be found again. A flavour (native, mapped, LangGraph) looks at the
+reader's tables and produces :class:`TablePlan` objects: which canonical table, which batches,
+and the SQL that projects a raw batch onto the canonical columns. The store validates and
+inserts; :func:`import_source` ties the three together and returns the :class:`ImportReport`.
+
+Keeping reading and mapping apart means each new source kind works with every flavour, and
+the shared loader suite can run the same round trip on every reader.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import ClassVar
+
+import pyarrow as pa
+
+from debugger.errors import FlavourError
+from debugger.model import ImportReport
+from debugger.store import Store
+
+BATCH_ROWS = 20_000
+"""Default rows per batch; readers may lower it for wide rows to bound memory."""
+BATCH_BYTES = 48 * 1024 * 1024
+"""Rough upper bound of one batch's size in memory; readers size batches from it."""
+
+ProgressFn = Callable[[str, int, int | None], None]
+"""Called as ``progress(table, rows_read_so_far, total_rows_or_None)`` after each batch."""
+
+
+class SourceReader(ABC):
+    """Read-only access to the tables of one source."""
+
+    kind: ClassVar[str]
+    location: str
+    """Where the source is; may hold credentials (the store strips them)."""
+
+    @abstractmethod
+    def tables(self) -> list[str]:
+        """Names of the tables (or datasets) in the source."""
+
+    @abstractmethod
+    def schema(self, table: str) -> pa.Schema:
+        """Arrow schema of a table (as the reader will deliver its columns)."""
+
+    @abstractmethod
+    def scan(
+        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream a table's rows in batches, each with a ``_key`` BIGINT column.
+
+        Raises:
+            SourceError: the source cannot be read (corrupt, gone, no access).
+        """
+
+    def count(self, table: str) -> int | None:
+        """Row count for progress, or None when it is costly to know."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the connection or file handles."""
+
+    def __enter__(self) -> SourceReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def columns(self, table: str) -> list[str]:
+        """Column names of a table."""
+        return list(self.schema(table).names)
+
+
+@dataclass
+class TablePlan:
+    """How one canonical table is filled from the source."""
+
+    table: str
+    """Canonical table: checkpoints, effects or tool_calls."""
+    batches: Iterator[pa.RecordBatch | pa.Table]
+    """Raw batches, each with ``_key``."""
+    select_sql: str
+    """SELECT over ``_raw`` yielding canonical columns + ``_key`` + ``_reason``."""
+    derive_parents: bool = False
+    """The source has no parent column: chain checkpoints in time order."""
+    total: int | None = None
+    """Rows expected, for progress."""
+
+
+class Flavour(ABC):
+    """Maps a source's tables onto the canonical tables."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def detect(cls, reader: SourceReader) -> bool:
+        """True when the reader's tables look like this flavour."""
+
+    @abstractmethod
+    def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
+        """The table plans, checkpoints first.
+
+        Raises:
+            FlavourError: the tables do not have the columns this flavour needs.
+        """
+
+
+@dataclass
+class ImportOptions:
+    """Options of one import (each documented in docs/cli.md)."""
+
+    flavour: str = "auto"
+    """auto, native, langgraph or mapped."""
+    mapping: str | None = None
+    """Path of a TOML mapping file (implies the mapped flavour)."""
+    batch_rows: int = BATCH_ROWS
+    """Rows per batch."""
+    progress: ProgressFn | None = field(default=None, repr=False)
+    """Progress callback."""
+
+
+def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour:
+    """Pick the flavour: the mapping file's, the one asked for, or the first that detects.
+
+    Raises:
+        FlavourError: the asked-for flavour does not fit, or none does.
+    """
+    from loaders.registry import FLAVOURS, flavour_for_mapping
+
+    if options.mapping:
+        return flavour_for_mapping(options.mapping)
+    if options.flavour == "mapped":
+        raise FlavourError("the mapped flavour needs a mapping file", "pass --mapping FILE")
+    if options.flavour != "auto":
+        cls = FLAVOURS.get(options.flavour)
+        if cls is None:
+            raise FlavourError(
+                f"unknown flavour {options.flavour!r}",
+                f"use one of auto, {', '.join(FLAVOURS)}, mapped",
+            )
+        if not cls.detect(reader):
+            raise FlavourError(
+                f"{reader.kind} source does not have the tables of the {cls.name} flavour "
+                f"(found: {', '.join(reader.tables()) or 'no tables'})",
+                "use --flavor auto, or --mapping FILE for another table shape",
+            )
+        return cls()
+    for cls in FLAVOURS.values():
+        if cls.detect(reader):
+            return cls()
+    raise FlavourError(
+        f"{reader.kind} source has no checkpoint tables Stepscope knows "
+        f"(found: {', '.join(reader.tables()) or 'no tables'})",
+        "write a mapping file for its tables and pass --mapping FILE (see docs/mapping.md)",
+    )
+
+
+def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
+    """Import one source into the store: read, map, validate, insert, derive runs.
+
+    Args:
+        store: a writable store.
+        source: a file path, a directory or glob of Parquet files, or a postgresql:// URL.
+        options: flavour, mapping, batch size and progress callback.
+
+    Returns:
+        The import report (``read = imported + already present + quarantined``).
+
+    Raises:
+        SourceError: the source cannot be opened or read.
+        FlavourError, MappingError: its shape is not understood.
+    """
+    from loaders.registry import open_reader
+
+    options = options or ImportOptions()
+    with open_reader(source) as reader:
+        flavour = choose_flavour(reader, options)
+        with store.import_session(reader.kind, flavour.name, reader.location) as session:
+            for plan in flavour.plans(reader):
+                seen = 0
+                for batch in plan.batches:
+                    counts = session.add(plan.table, batch, plan.select_sql, plan.derive_parents)
+                    seen += counts.read
+                    if options.progress:
+                        options.progress(plan.table, seen, plan.total)
+            return session.finish()

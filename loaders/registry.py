@@ -1,0 +1,64 @@
+"""Which reader opens a source, and which flavours exist (in detection order)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from debugger.errors import SourceError
+from loaders.base import Flavour, SourceReader
+from loaders.native import NativeFlavour
+
+FLAVOURS: dict[str, type[Flavour]] = {}
+"""Detection order matters: the more specific shapes come first."""
+
+try:  # the LangGraph flavour is optional while it is being built
+    from loaders.langgraph import LangGraphFlavour
+
+    FLAVOURS["langgraph"] = LangGraphFlavour
+except ImportError:  # pragma: no cover
+    pass
+FLAVOURS["native"] = NativeFlavour
+
+
+def flavour_for_mapping(path: str) -> Flavour:
+    """The mapped flavour for a mapping file."""
+    from loaders.mapping import MappedFlavour
+
+    return MappedFlavour(path)
+
+
+def is_postgres_url(source: str) -> bool:
+    """True for postgresql:// and postgres:// URLs."""
+    return source.startswith(("postgresql://", "postgres://"))
+
+
+def open_reader(source: str) -> SourceReader:
+    """Open the right reader for a path, glob or URL.
+
+    Raises:
+        SourceError: nothing there, or not a kind of source Stepscope reads.
+    """
+    from loaders.parquet import ParquetReader, is_parquet_file, looks_like_parquet
+    from loaders.sqlite import SqliteReader, is_sqlite_file
+
+    if is_postgres_url(source):
+        from loaders.postgres import PostgresReader
+
+        return PostgresReader(source)
+    path = Path(source)
+    if path.is_file() and is_sqlite_file(path):
+        return SqliteReader(path)
+    if path.is_file() and is_parquet_file(path):
+        return ParquetReader(source)
+    if path.is_dir() or any(ch in source for ch in "*?["):
+        if looks_like_parquet(source):
+            return ParquetReader(source)
+        raise SourceError(f"no Parquet files in {source}", "pass a directory of .parquet files")
+    if not path.exists():
+        raise SourceError(f"no such file or directory: {source}", "check the path")
+    if path.stat().st_size == 0:
+        raise SourceError(f"{source} is empty", "pass a SQLite or Parquet file")
+    raise SourceError(
+        f"{source} is neither a SQLite database nor a Parquet file (it may be corrupt or truncated)",
+        "pass a SQLite file, a Parquet file or directory, or a postgresql:// URL",
+    )

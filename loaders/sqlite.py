@@ -1,0 +1,136 @@
+"""SQLite sources, opened read-only (``mode=ro``) and never written."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from debugger.errors import SourceError
+from loaders.arrow_rows import rows_to_batch
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """True when the file starts with SQLite's header."""
+    try:
+        with path.open("rb") as f:
+            return f.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+class SqliteReader(SourceReader):
+    """Reads tables of a SQLite file through the stdlib driver in read-only mode."""
+
+    kind = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        p = Path(path)
+        self.location = str(p.resolve())
+        if not p.exists():
+            raise SourceError(f"no such file: {path}", "check the path")
+        if not is_sqlite_file(p):
+            raise SourceError(
+                f"{path} is not a SQLite database (no SQLite header)",
+                "pass a SQLite file, a Parquet file or directory, or a postgresql:// URL",
+            )
+        uri = p.resolve().as_uri() + "?mode=ro"
+        try:
+            # check_same_thread=False: DuckDB may consume our batches on a worker thread
+            self.con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as e:
+            raise SourceError(
+                f"cannot read {path} as SQLite: {e}",
+                "the file may be corrupt or truncated; check it with `sqlite3 FILE 'PRAGMA integrity_check'`",
+            ) from e
+
+    def _fail(self, e: sqlite3.Error, what: str) -> SourceError:
+        return SourceError(
+            f"cannot read {what} of {self.location}: {e}",
+            "the file may be corrupt or truncated; check it with `sqlite3 FILE 'PRAGMA integrity_check'`",
+        )
+
+    def tables(self) -> list[str]:
+        try:
+            rows = self.con.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name"
+            ).fetchall()
+        except sqlite3.Error as e:
+            raise self._fail(e, "the table list") from e
+        return [r[0] for r in rows]
+
+    def schema(self, table: str) -> pa.Schema:
+        try:
+            info = self.con.execute(f"PRAGMA table_info({_quote(table)})").fetchall()
+        except sqlite3.Error as e:
+            raise self._fail(e, f"table {table}") from e
+        if not info:
+            raise SourceError(f"no table {table!r} in {self.location}", "check the table name")
+        return pa.schema([pa.field(r[1], _declared(r[2])) for r in info])
+
+    def count(self, table: str) -> int | None:
+        try:
+            row = self.con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchone()
+        except sqlite3.Error as e:
+            raise self._fail(e, f"table {table}") from e
+        return int(row[0]) if row else None
+
+    def _has_rowid(self, table: str) -> bool:
+        try:
+            self.con.execute(f"SELECT rowid FROM {_quote(table)} LIMIT 0")
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    def _batch_rows(self, table: str, batch_rows: int) -> int:
+        # Size batches from a small sample so that wide rows (large states) stay bounded.
+        sample = self.con.execute(f"SELECT * FROM {_quote(table)} LIMIT 64").fetchall()
+        if not sample:
+            return batch_rows
+        size = sum(sum(len(v) if isinstance(v, str | bytes) else 8 for v in r) for r in sample)
+        per_row = max(1, size // len(sample))
+        return max(100, min(batch_rows, BATCH_BYTES // per_row))
+
+    def scan(
+        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        names = columns or self.columns(table)
+        cols = ", ".join(_quote(c) for c in names)
+        try:
+            n = self._batch_rows(table, batch_rows)
+            if self._has_rowid(table):
+                cur = self.con.execute(f"SELECT rowid, {cols} FROM {_quote(table)} ORDER BY rowid")
+                while rows := cur.fetchmany(n):
+                    yield rows_to_batch([r[1:] for r in rows], names, [r[0] for r in rows])
+            else:
+                cur = self.con.execute(f"SELECT {cols} FROM {_quote(table)}")
+                start = 0
+                while rows := cur.fetchmany(n):
+                    yield rows_to_batch(rows, names, range(start, start + len(rows)))
+                    start += len(rows)
+        except sqlite3.Error as e:
+            raise self._fail(e, f"table {table}") from e
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _declared(decl: str) -> pa.DataType:
+    d = (decl or "").upper()
+    if "INT" in d:
+        return pa.int64()
+    if any(t in d for t in ("REAL", "FLOA", "DOUB")):
+        return pa.float64()
+    if "BLOB" in d:
+        return pa.binary()
+    return pa.string()
