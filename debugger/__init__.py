@@ -19,6 +19,6 @@ __version__ = "0.1.0"
 __all__ = ["Store", "__version__", "open"]
 
 
-def open(path: str | os.PathLike[str] | None = None, read_only: bool = True) -> Store:  # noqa: A001
+def open(path: str | os.PathLike[str] | None = None, read_only: bool = True) -> Store:
     """Open a store for reading (notebooks); pass ``read_only=False`` to import into it."""
     return Store.open(path, read_only=read_only)

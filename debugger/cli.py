@@ -6,6 +6,7 @@ docs/cli.md documents each command (a test keeps it in step with this file).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -206,10 +207,8 @@ def launch_app(store: str, port: int | None, browser: bool) -> None:
     if port:
         cmd += ["--server.port", str(port)]
     config_dir = Path(__file__).resolve().parent.parent
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops the server: not an error
         subprocess.run(cmd, env=env, cwd=config_dir, check=False)
-    except KeyboardInterrupt:
-        pass
 
 
 @command(main, "app")

@@ -30,7 +30,7 @@ class NativeFlavour(Flavour):
     @classmethod
     def detect(cls, reader: SourceReader) -> bool:
         cols = _columns(reader, "checkpoints")
-        return COLUMN_FORM <= cols or PAYLOAD_FORM <= cols
+        return COLUMN_FORM.issubset(cols) or PAYLOAD_FORM.issubset(cols)
 
     def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
         if not self.detect(reader):
@@ -47,7 +47,7 @@ class NativeFlavour(Flavour):
     def _checkpoints(self, reader: SourceReader) -> TablePlan:
         schema = reader.schema("checkpoints")
         names = set(schema.names)
-        if COLUMN_FORM <= names:
+        if COLUMN_FORM.issubset(names):
             sources = {c: Source(column=c) for c in TABLE_COLUMNS["checkpoints"] if c in names}
             reason = "CAST(NULL AS VARCHAR)"
         else:

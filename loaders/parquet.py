@@ -56,7 +56,9 @@ class ParquetReader(SourceReader):
             self._datasets["checkpoints"] = self._open(files, source)
         elif root.is_dir():
             parts = {n: root / n for n in TABLE_NAMES if (root / n).exists()}
-            parts |= {n: root / f"{n}.parquet" for n in TABLE_NAMES if (root / f"{n}.parquet").exists()}
+            parts |= {
+                n: root / f"{n}.parquet" for n in TABLE_NAMES if (root / f"{n}.parquet").exists()
+            }
             if "checkpoints" in parts:
                 for name, path in parts.items():
                     self._datasets[name] = self._open(str(path), str(path))
@@ -94,7 +96,7 @@ class ParquetReader(SourceReader):
 
     def count(self, table: str) -> int | None:
         try:
-            return int(self._dataset(table).count_rows())
+            return int(self._dataset(table).count_rows())  # type: ignore[no-any-return]
         except (pa.ArrowInvalid, OSError) as e:
             raise SourceError(f"cannot read {self.location}: {e}", "the file may be corrupt") from e
 

@@ -44,7 +44,8 @@ def open_reader(source: str) -> SourceReader:
     if is_postgres_url(source):
         from loaders.postgres import PostgresReader
 
-        return PostgresReader(source)
+        reader: SourceReader = PostgresReader(source)
+        return reader
     path = Path(source)
     if path.is_file() and is_sqlite_file(path):
         return SqliteReader(path)
@@ -59,6 +60,7 @@ def open_reader(source: str) -> SourceReader:
     if path.stat().st_size == 0:
         raise SourceError(f"{source} is empty", "pass a SQLite or Parquet file")
     raise SourceError(
-        f"{source} is neither a SQLite database nor a Parquet file (it may be corrupt or truncated)",
+        f"{source} is neither a SQLite database nor a Parquet file "
+        "(it may be corrupt or truncated)",
         "pass a SQLite file, a Parquet file or directory, or a postgresql:// URL",
     )

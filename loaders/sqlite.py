@@ -13,6 +13,9 @@ from loaders.arrow_rows import rows_to_batch
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+_CORRUPT_HINT = (
+    "the file may be corrupt or truncated; check it with `sqlite3 FILE 'PRAGMA integrity_check'`"
+)
 
 
 def _quote(name: str) -> str:
@@ -49,16 +52,10 @@ class SqliteReader(SourceReader):
             self.con = sqlite3.connect(uri, uri=True, check_same_thread=False)
             self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as e:
-            raise SourceError(
-                f"cannot read {path} as SQLite: {e}",
-                "the file may be corrupt or truncated; check it with `sqlite3 FILE 'PRAGMA integrity_check'`",
-            ) from e
+            raise SourceError(f"cannot read {path} as SQLite: {e}", _CORRUPT_HINT) from e
 
     def _fail(self, e: sqlite3.Error, what: str) -> SourceError:
-        return SourceError(
-            f"cannot read {what} of {self.location}: {e}",
-            "the file may be corrupt or truncated; check it with `sqlite3 FILE 'PRAGMA integrity_check'`",
-        )
+        return SourceError(f"cannot read {what} of {self.location}: {e}", _CORRUPT_HINT)
 
     def tables(self) -> list[str]:
         try:

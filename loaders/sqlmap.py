@@ -37,7 +37,7 @@ def literal(value: Any) -> str:
 
 
 def _is_text(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
 def column_text(name: str, arrow_type: pa.DataType, as_json: bool) -> str:

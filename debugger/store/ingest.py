@@ -247,8 +247,8 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
         # occurrence numbers continue across batches of one import through _occ
         con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
         id_expr = (
-            f"coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
-            f"row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
+            "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
+            "row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
         )
     join = "" if table == "checkpoints" else f"LEFT JOIN _occ_{table} o USING (_content)"
     con.execute(
@@ -324,8 +324,10 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
 
 
 def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
-    cols = [c for c in TABLE_COLUMNS[table]]
-    con.execute(f"INSERT INTO {table} ({', '.join(cols)}, source_id) SELECT {', '.join(cols)}, ? FROM _new", [source_id])
+    cols = ", ".join(TABLE_COLUMNS[table])
+    con.execute(
+        f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM _new", [source_id]
+    )
 
 
 def ingest_batch(
