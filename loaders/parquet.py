@@ -96,7 +96,7 @@ class ParquetReader(SourceReader):
 
     def count(self, table: str) -> int | None:
         try:
-            return int(self._dataset(table).count_rows())  # type: ignore[no-any-return]
+            return int(self._dataset(table).count_rows())
         except (pa.ArrowInvalid, OSError) as e:
             raise SourceError(f"cannot read {self.location}: {e}", "the file may be corrupt") from e
 
@@ -127,7 +127,8 @@ class ParquetReader(SourceReader):
         # Row-group metadata gives the uncompressed size per row without reading data.
         for fragment in dataset.get_fragments():
             meta = fragment.metadata
-            if meta.num_rows:
-                size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-                return max(100, min(batch_rows, BATCH_BYTES // max(1, size // meta.num_rows)))
+            rows = int(meta.num_rows)
+            if rows:
+                size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+                return max(100, min(batch_rows, BATCH_BYTES // max(1, size // rows)))
         return batch_rows
