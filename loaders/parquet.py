@@ -129,6 +129,7 @@ class ParquetReader(SourceReader):
             meta = fragment.metadata
             rows = int(meta.num_rows)
             if rows:
-                size = sum(int(meta.row_group(i).total_byte_size) for i in range(meta.num_row_groups))
+                groups = range(meta.num_row_groups)
+                size = sum(int(meta.row_group(i).total_byte_size) for i in groups)
                 return max(100, min(batch_rows, BATCH_BYTES // max(1, size // rows)))
         return batch_rows
