@@ -1,0 +1,53 @@
+"""State and checkpoint diff: the public API (``from debugger.diff import ...``).
+
+- :func:`diff_states` ``(old, new, ignore_paths=(), ignore_order=()) -> list[DiffRow]``:
+  exactly plain DeepDiff's rows, computed only on the branches that differ.
+- :func:`diff_checkpoints` ``(a, b, ignore_paths=(), ignore_order=()) -> CheckpointDiff``:
+  state rows plus budgets, pending effects (by idempotency key) and metadata.
+- :func:`diff_refs` resolves ``RUN:STEP`` / ``RUN@CHECKPOINT_ID`` strings against a store.
+
+The implementation is split by responsibility: :mod:`debugger.diff_prune` (identical-subtree
+pruning), :mod:`debugger.diff_states` (rows), :mod:`debugger.diff_checkpoint` (checkpoints),
+:mod:`debugger.diff_refs` (references). None of them imports streamlit.
+"""
+
+from __future__ import annotations
+
+from debugger.diff_checkpoint import (
+    BudgetChange,
+    CheckpointDiff,
+    CheckpointRef,
+    EffectChange,
+    diff_budgets,
+    diff_checkpoints,
+    diff_pending_effects,
+)
+from debugger.diff_refs import CheckpointSpec, diff_refs, load_checkpoint, parse_spec
+from debugger.diff_states import (
+    DiffOptionError,
+    DiffRow,
+    PathPattern,
+    StateDiff,
+    diff_states,
+    plain_deepdiff_rows,
+)
+
+__all__ = [
+    "BudgetChange",
+    "CheckpointDiff",
+    "CheckpointRef",
+    "CheckpointSpec",
+    "DiffOptionError",
+    "DiffRow",
+    "EffectChange",
+    "PathPattern",
+    "StateDiff",
+    "diff_budgets",
+    "diff_checkpoints",
+    "diff_pending_effects",
+    "diff_refs",
+    "diff_states",
+    "load_checkpoint",
+    "parse_spec",
+    "plain_deepdiff_rows",
+]
