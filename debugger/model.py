@@ -76,6 +76,11 @@ class Checkpoint:
         d["created_at"] = self.created_at.isoformat() if self.created_at else None
         return d
 
+    def _repr_html_(self) -> str:
+        from debugger.views import checkpoint_html
+
+        return checkpoint_html(self)
+
 
 @dataclass(frozen=True)
 class Run:
@@ -123,6 +128,11 @@ class Run:
             value = getattr(self, key)
             d[key] = value.isoformat() if value else None
         return d
+
+    def _repr_html_(self) -> str:
+        from debugger.views import run_html
+
+        return run_html(self)
 
 
 @dataclass(frozen=True)
