@@ -269,3 +269,78 @@ class ImportReport:
             f"present + {t.quarantined:,} quarantined ({self.runs_touched} runs updated, "
             f"{self.seconds:.2f}s)"
         )
+
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+VerdictKind = Literal["completed", "resumable", "resumable_after_checks", "restart_required"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the resumability audit found in a run; see docs/audit.md for every rule."""
+
+    rule_id: str
+    """The rule that fired (for example ``effect-outcome-unknown``)."""
+    severity: Severity
+    """``error`` (unsafe or wrong), ``warning`` (needs a look), ``info`` (context)."""
+    step_index: int | None
+    """The step it points at (None for the run as a whole)."""
+    message: str
+    """What was found, with the values involved."""
+    hint: str
+    """What to do about it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EffectCheck:
+    """A pending effect a resume must resolve through its key before going on."""
+
+    idempotency_key: str | None
+    """Key to look up in the system of record (None: cannot be checked, see findings)."""
+    tool: str
+    """The write tool."""
+    args: Any
+    """Its arguments."""
+    step_index: int
+    """Step during which it was attempted."""
+    status: str
+    """pending or unknown."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The audit of one run: verdict, findings, and what a resume would do."""
+
+    run_id: str
+    """The audited run."""
+    verdict: VerdictKind
+    """completed, resumable, resumable_after_checks or restart_required."""
+    reasons: list[str]
+    """Why this verdict (restart required: why; after checks: what to check)."""
+    findings: list[Finding]
+    """Every finding, in step order."""
+    resume_from: str | None
+    """Checkpoint id a resume would continue from (None when completed or restart required)."""
+    resume_from_step: int | None
+    """Its step."""
+    next_step: int | None
+    """The step a resume would execute next."""
+    verify_effects: list[EffectCheck]
+    """Pending effects the resume must resolve by key before the next step."""
+    lineage: list[str]
+    """Checkpoint ids from the root to the head (the audited path)."""
+    branches: list[str]
+    """Heads of other branches (forks) of the run, not on the audited path."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict."""
+        return asdict(self)

@@ -1,0 +1,267 @@
+"""Resumability audit: could this run be resumed, and what would a resume do?
+
+``audit_run(store, run_id)`` loads one run's checkpoints, effects and tape, audits the head's
+lineage (root → head; other branches of a fork are noted) with the rules of
+``debugger.audit_rules``, and returns an :class:`~debugger.model.AuditReport`: a verdict
+(completed, resumable, resumable after checks, restart required), the findings, and what a
+resume would do (the checkpoint it continues from, the next step, the effects it must verify
+by key). docs/audit.md explains every rule.
+
+Results are cached per run and keyed on a fingerprint of the run's rows (checkpoint count,
+head, effect and call counts), so pages can call ``audit_run`` on every view: a repeat costs
+one small query.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from debugger.audit_approval import is_parked
+from debugger.audit_effects import key_of, open_effects, short
+from debugger.audit_rules import RULES, AuditInput
+from debugger.migrations import Registry, load_registry
+from debugger.model import (
+    AuditReport,
+    Checkpoint,
+    Effect,
+    EffectCheck,
+    Finding,
+    ToolCall,
+    VerdictKind,
+)
+
+if TYPE_CHECKING:
+    from debugger.store import Store
+
+__all__ = ["audit_records", "audit_run", "audit_store", "lineage", "summary_rows"]
+
+# Rules whose error at the head means the head cannot be resumed at all.
+_BLOCKING = {
+    "missing-schema-version", "missing-step-position", "missing-working-state",
+    "missing-budgets", "missing-run-metadata", "prose-state", "schema-unreachable",
+    "migration-failed",
+}  # fmt: skip
+_CACHE_SIZE = 512
+_cache: OrderedDict[tuple[Any, ...], AuditReport] = OrderedDict()
+_lock = threading.Lock()
+
+
+def lineage(checkpoints: list[Checkpoint]) -> tuple[list[Checkpoint], list[Checkpoint]]:
+    """The head's path (root → head) and the heads of the other branches.
+
+    The head is the checkpoint written last (created_at, then step, then write order), as
+    the store's run status uses; the path follows ``parent_id``.
+    """
+    order = {id(c): i for i, c in enumerate(checkpoints)}
+    head = max(
+        checkpoints,
+        key=lambda c: (c.created_at is not None, c.created_at or 0, c.step_index, order[id(c)]),
+    )
+    by_id = {c.checkpoint_id: c for c in checkpoints}
+    path, seen = [head], {head.checkpoint_id}
+    while path[-1].parent_id in by_id and path[-1].parent_id not in seen:
+        parent = by_id[path[-1].parent_id]  # type: ignore[index]
+        path.append(parent)
+        seen.add(parent.checkpoint_id)
+    parents = {c.parent_id for c in checkpoints}
+    branches = [c for c in checkpoints if c.checkpoint_id not in parents | seen]
+    return path[::-1], branches
+
+
+def _fork_findings(path: list[Checkpoint], branches: list[Checkpoint]) -> list[Finding]:
+    on_path = {c.checkpoint_id: c for c in path}
+    out = []
+    for b in branches:
+        out.append(
+            Finding(
+                "fork", "info", b.step_index,
+                f"a branch ending at step {b.step_index} (checkpoint {b.checkpoint_id}) is not "
+                f"on the head's path; the audit follows the head"
+                + (f" (the path has {len(on_path)} checkpoints)" if on_path else ""),
+                "open the branch in the Timeline to see the abandoned work",
+            )
+        )  # fmt: skip
+    return out
+
+
+def audit_records(
+    run_id: str,
+    checkpoints: list[Checkpoint],
+    effects: list[Effect],
+    calls: list[ToolCall],
+    registry: Registry | None = None,
+    newest_stored_version: int | None = None,
+    status: str | None = None,
+) -> AuditReport:
+    """Audit one run's records (no store needed: notebooks and tests can build them).
+
+    Args:
+        run_id: the run.
+        checkpoints: every checkpoint of the run, in write order.
+        effects: its effects; calls: its tape.
+        registry: the user's state-schema migrations, if any.
+        newest_stored_version: highest schema version in the store (used without a registry).
+        status: the run's derived status, if known (else read from the head's metadata).
+    """
+    if not checkpoints:
+        raise ValueError(f"run {run_id!r} has no checkpoints to audit")
+    unplaced = [c for c in checkpoints if not isinstance(c.step_index, int)]
+    if unplaced:
+        return _unplaced(run_id, checkpoints, unplaced)
+    path, branches = lineage(checkpoints)
+    inp = AuditInput(run_id, checkpoints, path, effects, calls, registry, newest_stored_version)
+    findings = [f for rule in RULES for f in rule(inp)] + _fork_findings(path, branches)
+    findings.sort(key=lambda f: f.step_index if f.step_index is not None else -(2**31))
+    return _report(inp, findings, branches, status or _head_status(inp.head))
+
+
+def _unplaced(run_id: str, checkpoints: list[Checkpoint], bad: list[Checkpoint]) -> AuditReport:
+    # Without step positions no order-based rule can run, and no resume can know where it is.
+    message = (
+        f"{len(bad)} of {len(checkpoints)} checkpoints lack a step position "
+        f"(first: checkpoint {bad[0].checkpoint_id})"
+    )
+    finding = Finding("missing-step-position", "error", None, message,
+                      "have the runtime write step_index into every checkpoint")  # fmt: skip
+    ids = [c.checkpoint_id for c in checkpoints]
+    return AuditReport(run_id, "restart_required", [message], [finding], None, None, None, [],
+                       ids, [])  # fmt: skip
+
+
+def _head_status(head: Checkpoint) -> str:
+    m = head.metadata if isinstance(head.metadata, dict) else {}
+    return str(m.get("status") or ("failed" if m.get("error") else "in_progress")).lower()
+
+
+def _restart_reasons(inp: AuditInput, findings: Iterable[Finding]) -> list[str]:
+    head = inp.head
+    reasons = [
+        f.message for f in findings
+        if f.severity == "error" and f.rule_id in _BLOCKING
+    ]  # fmt: skip
+    for p in head.pending_effects:
+        if key_of(p) is None:
+            tool = p.get("tool", "an effect") if isinstance(p, dict) else "an effect"
+            reasons.append(
+                f"pending {tool} at step {head.step_index} has no idempotency key: a resume "
+                "cannot tell whether it happened"
+            )
+    return reasons
+
+
+def _checks(
+    inp: AuditInput, verify: list[EffectCheck], findings: list[Finding], status: str
+) -> list[str]:
+    checks = [
+        f"resolve {c.tool} {short(c.args)} by key {c.idempotency_key} in the system of record "
+        f"(step {c.step_index}, {c.status})"
+        for c in verify
+    ]
+    reset = [f for f in findings if f.rule_id == "budget-reset"]
+    if reset:
+        checks.append(
+            "restore the consumed budgets before resuming (they were reset at step "
+            f"{reset[0].step_index}; the head understates what the run has spent)"
+        )
+    if is_parked(inp.head):
+        checks.append("obtain the approval, and re-check policy and permissions at resume")
+    if status == "budget_exhausted":
+        checks.append("raise the exhausted limit in metadata.limits, or accept the partial result")
+    if status == "failed":
+        error = inp.head.metadata.get("error") if isinstance(inp.head.metadata, dict) else None
+        checks.append(f"fix the cause of the failure first: {error}")
+    return checks
+
+
+def _report(
+    inp: AuditInput, findings: list[Finding], branches: list[Checkpoint], status: str
+) -> AuditReport:
+    head = inp.head
+    verify = open_effects(inp)
+    ids = [c.checkpoint_id for c in inp.lineage]
+    branch_ids = [b.checkpoint_id for b in branches]
+    if status == "completed":
+        done = [f"the run completed at step {head.step_index}"]
+        return AuditReport(inp.run_id, "completed", done, findings, None, None, None, [], ids,
+                           branch_ids)  # fmt: skip
+    restart = _restart_reasons(inp, findings)
+    if restart:
+        return AuditReport(inp.run_id, "restart_required", restart, findings, None, None, None,
+                           [], ids, branch_ids)  # fmt: skip
+    checks = _checks(inp, verify, findings, status)
+    verdict: VerdictKind = "resumable_after_checks" if checks else "resumable"
+    reasons = checks or [f"the head at step {head.step_index} carries all six items"]
+    return AuditReport(inp.run_id, verdict, reasons, findings, head.checkpoint_id,
+                       head.step_index, head.step_index + 1, verify, ids, branch_ids)  # fmt: skip
+
+
+def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...]:
+    row = store.con.execute(
+        """SELECT r.checkpoint_count, r.last_at, r.head_checkpoint_id, r.status,
+                  (SELECT count(*) FROM effects WHERE run_id = ?),
+                  (SELECT count(*) FROM tool_calls WHERE run_id = ?),
+                  (SELECT max(schema_version) FROM checkpoint_rows)
+           FROM runs r WHERE r.run_id = ?""",
+        [run_id, run_id, run_id],
+    ).fetchone()
+    return tuple(row) if row else ()
+
+
+def audit_run(store: Store, run_id: str, migrations: Registry | str | None = None) -> AuditReport:
+    """Audit one stored run.
+
+    Args:
+        store: an open store.
+        run_id: the run to audit.
+        migrations: a :class:`Registry`, a module name, or None for ``$STEPSCOPE_MIGRATIONS``.
+
+    Raises:
+        NotFound: no such run. MigrationError: the migrations module cannot be loaded.
+    """
+    registry = migrations if isinstance(migrations, Registry) or migrations is None else None
+    if registry is None:
+        registry = load_registry(migrations if isinstance(migrations, str) else None)
+    run = store.run(run_id)  # raises NotFound with a hint
+    fp = _fingerprint(store, run_id)
+    key = (store.path, id(store.con), run_id, _registry_key(registry), fp)
+    with _lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    report = audit_records(
+        run_id, store.checkpoints(run_id), store.effects(run_id), store.tool_calls(run_id),
+        registry, newest_stored_version=fp[-1] if fp else None, status=run.status,
+    )  # fmt: skip
+    with _lock:
+        _cache[key] = report
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return report
+
+
+def _registry_key(registry: Registry | None) -> tuple[Any, ...]:
+    if registry is None:
+        return ()
+    return (registry.module, registry.current_version, tuple(sorted(registry.steps)))
+
+
+def audit_store(store: Store, migrations: Registry | str | None = None) -> list[AuditReport]:
+    """Audit every run of the store (``stepscope audit --all``, the Audit page's table)."""
+    registry = migrations if isinstance(migrations, Registry) else load_registry(migrations)
+    return [audit_run(store, r.run_id, registry) for r in store.run_records()]
+
+
+def summary_rows(reports: Iterable[AuditReport]) -> list[dict[str, Any]]:
+    """One plain row per report: verdict, counts by severity, next step, reasons."""
+    rows = []
+    for r in reports:
+        count = {s: sum(f.severity == s for f in r.findings) for s in ("error", "warning", "info")}
+        rows.append(
+            {"run_id": r.run_id, "verdict": r.verdict, "errors": count["error"],
+             "warnings": count["warning"], "infos": count["info"], "next_step": r.next_step,
+             "verify": len(r.verify_effects), "reasons": "; ".join(r.reasons)}
+        )  # fmt: skip
+    return rows

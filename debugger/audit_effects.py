@@ -1,0 +1,171 @@
+"""Audit rules about side effects: keys, unknown outcomes, repeats.
+
+A write is safe to resume only if the system of record can recognise it by its idempotency
+key, so these rules look at the keys: effects without one, effects whose outcome is still
+unknown at the head (a resume must look them up by key, never repeat them blindly), one key
+executed twice, and one action executed under two keys (the key did not protect it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from debugger.model import Effect, EffectCheck, Finding, ToolCall
+
+if TYPE_CHECKING:
+    from debugger.audit_rules import AuditInput
+
+OPEN = ("pending", "unknown")
+DONE = ("committed", "failed")
+
+
+def key_of(pending: Any) -> str | None:
+    """The idempotency key of a pending-effect entry (``idempotency_key`` or ``key``)."""
+    if not isinstance(pending, dict):
+        return None
+    key = pending.get("idempotency_key") or pending.get("key")
+    return str(key) if key else None
+
+
+def action_key(tool: str, args: Any) -> str:
+    """A canonical text of tool + arguments, to spot the same action under two keys."""
+    return tool + " " + orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _f(rule_id: str, severity: Any, step: int | None, message: str, hint: str) -> Finding:
+    return Finding(rule_id, severity, step, " ".join(message.split()), " ".join(hint.split()))
+
+
+def short(args: Any) -> str:
+    """Compact JSON of arguments, cut to 80 characters."""
+    text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def keyless(inp: AuditInput) -> list[Finding]:
+    """A pending effect (in a checkpoint or the effects table) without an idempotency key."""
+    out = []
+    for c in inp.lineage:
+        for p in c.pending_effects:
+            if key_of(p) is None:
+                tool = p.get("tool", "?") if isinstance(p, dict) else "?"
+                out.append(
+                    _f("pending-effect-without-key", "error", c.step_index,
+                       f"checkpoint at step {c.step_index} lists a pending {tool} without an "
+                       "idempotency key: its outcome cannot be looked up",
+                       "give every write a key and record it before the call")
+                )  # fmt: skip
+    for e in inp.effects:
+        if e.idempotency_key is None and e.status in OPEN:
+            out.append(
+                _f("pending-effect-without-key", "error", e.step_index,
+                   f"{e.tool} {short(e.args)} at step {e.step_index} is {e.status} and has no "
+                   "idempotency key: its outcome cannot be looked up",
+                   "check the system of record by hand; give every write a key")
+            )  # fmt: skip
+    return out
+
+
+def open_effects(inp: AuditInput) -> list[EffectCheck]:
+    """Effects a resume from the head must resolve by key before going on.
+
+    Those the head lists as pending, plus effects recorded at or after the head's step whose
+    key has no committed or failed row (the same rule the run status uses).
+    """
+    head = inp.head
+    resolved = {e.idempotency_key for e in inp.effects if e.status in DONE and e.idempotency_key}
+    checks: dict[str, EffectCheck] = {}
+    for p in head.pending_effects:
+        key = key_of(p)
+        if key and key not in resolved and isinstance(p, dict):
+            status = str(p.get("status") or "pending")
+            step = int(p.get("step_index", head.step_index))
+            checks[key] = EffectCheck(key, str(p.get("tool", "?")), p.get("args"), step, status)
+    for e in inp.effects:
+        key = e.idempotency_key
+        if key and key not in resolved and e.status in OPEN and e.step_index >= head.step_index:
+            checks[key] = EffectCheck(key, e.tool, e.args, e.step_index, e.status)
+    return sorted(checks.values(), key=lambda c: (c.step_index, c.idempotency_key or ""))
+
+
+def unknown_outcome(inp: AuditInput) -> list[Finding]:
+    """An effect still pending, outcome unknown, at the last checkpoint."""
+    return [
+        _f("effect-outcome-unknown", "warning", c.step_index,
+           f"{c.tool} {short(c.args)} (key {c.idempotency_key}) is {c.status} at the last "
+           "checkpoint: it may or may not have happened",
+           f"look up key {c.idempotency_key} in the system of record before resuming; never "
+           "repeat it blindly")
+        for c in open_effects(inp)
+    ]  # fmt: skip
+
+
+def _executions(inp: AuditInput) -> list[tuple[str | None, str, Any, int, bool]]:
+    """Writes that ran: (key, tool, args, step, succeeded), from the tape or else the effects."""
+    writes = [t for t in inp.calls if t.is_write]
+    if writes:
+        return [(t.idempotency_key, t.name, t.request, t.step_index, t.error is None)
+                for t in writes]  # fmt: skip
+    return [(e.idempotency_key, e.tool, e.args, e.step_index, e.status == "committed")
+            for e in inp.effects if e.status != "pending"]  # fmt: skip
+
+
+def key_twice(inp: AuditInput) -> list[Finding]:
+    """One idempotency key executed more than once."""
+    by_key: dict[str, list[tuple[str | None, str, Any, int, bool]]] = defaultdict(list)
+    for ex in _executions(inp):
+        if ex[0]:
+            by_key[ex[0]].append(ex)
+    out = []
+    for key, runs in by_key.items():
+        if len(runs) < 2:
+            continue
+        steps = ", ".join(str(r[3]) for r in runs)
+        ok = sum(r[4] for r in runs)
+        severity = "error" if ok >= 2 else "warning"
+        out.append(
+            _f("key-executed-twice", severity, runs[1][3],
+               f"{runs[0][1]} with key {key} was executed {len(runs)} times (steps {steps}; "
+               f"{ok} succeeded)",
+               "look the key up before executing; the key only helps if the receiving system "
+               "deduplicates on it — check it for duplicates now")
+        )  # fmt: skip
+    return out
+
+
+def same_action(inp: AuditInput) -> list[Finding]:
+    """The same tool and arguments executed under two different keys."""
+    by_action: dict[str, dict[str, int]] = defaultdict(dict)
+    tool_of: dict[str, tuple[str, Any]] = {}
+    for key, tool, args, step, _ in _executions(inp):
+        if key:
+            action = action_key(tool, args)
+            by_action[action].setdefault(key, step)
+            tool_of[action] = (tool, args)
+    out = []
+    for action, keys in by_action.items():
+        if len(keys) < 2:
+            continue
+        tool, args = tool_of[action]
+        listed = ", ".join(f"{k} (step {s})" for k, s in keys.items())
+        out.append(
+            _f("same-action-different-keys", "error", sorted(keys.values())[1],
+               f"{tool} {short(args)} was executed under {len(keys)} keys: {listed}",
+               "derive the key from the action (run, step, tool, arguments), not from a "
+               "counter or a clock, so a repeat is recognised")
+        )  # fmt: skip
+    return out
+
+
+def effect_rules() -> list[Callable[[AuditInput], list[Finding]]]:
+    """The effect rules, in documentation order."""
+    from debugger.audit_approval import approval_rules
+
+    return [keyless, unknown_outcome, key_twice, same_action, *approval_rules()]
+
+
+__all__ = ["Effect", "ToolCall", "action_key", "effect_rules", "key_of", "open_effects", "short"]

@@ -1,0 +1,160 @@
+"""Audit page: the verdict of every run, and the findings of one, each linked to its step.
+
+Everything shown comes from ``debugger.audit`` (the same functions as ``stepscope audit``);
+a finding's step opens the Timeline at ``?run=...&step=...``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+import pandas as pd
+import streamlit as st
+
+from debugger.audit import audit_run, audit_store, summary_rows
+from debugger.migrations import SETTING
+from debugger.model import AuditReport, Finding
+from debugger.store import Store
+from debugger.ui.common import get_store, guarded
+
+TITLE = "Audit"
+ICON = ":material/fact_check:"
+URL = "audit"
+
+VERDICTS = {
+    "completed": ("Completed", ":material/check_circle:"),
+    "resumable": ("Resumable", ":material/play_circle:"),
+    "resumable_after_checks": ("Resumable after checks", ":material/pending_actions:"),
+    "restart_required": ("Restart required", ":material/restart_alt:"),
+}
+SEVERITY_ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+
+
+def migrations_module() -> str | None:
+    """The migrations module the pages use (shared by Audit and Migrations)."""
+    default = st.session_state.get("migrations_module") or os.environ.get(SETTING, "")
+    value = st.sidebar.text_input(
+        "Migrations module",
+        value=default,
+        key="migrations_input",
+        help=f"Python module with CURRENT_VERSION and vN_to_vM functions (default ${SETTING}).",
+    )
+    st.session_state["migrations_module"] = value.strip()
+    return value.strip() or None
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _verdicts_json(_store: Store, path: str, generation: int, module: str | None) -> str:
+    # keyed on the store path and generation (an import bumps it), not on the connection
+    return orjson.dumps(summary_rows(audit_store(_store, module))).decode()
+
+
+def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
+    generation = int(st.session_state.get("store_generation", 0))
+    text = guarded(_verdicts_json, store, store.path, generation, module)
+    if text is None:
+        return None
+    frame = pd.DataFrame(orjson.loads(text))
+    if not frame.empty:
+        frame["verdict"] = frame["verdict"].map(lambda v: VERDICTS[v][0])
+    return frame
+
+
+def _pick_run(frame: pd.DataFrame) -> str | None:
+    runs = list(frame["run_id"]) if not frame.empty else []
+    wanted = st.query_params.get("run")
+    index = runs.index(wanted) if wanted in runs else 0
+    if not runs:
+        return None
+    choice = st.selectbox("Run", runs, index=index, key="audit_run")
+    return str(choice) if choice is not None else None
+
+
+def _step_link(run_id: str, finding: Finding, index: int) -> None:
+    if finding.step_index is None:
+        st.caption("whole run")
+        return
+    label = f"step {finding.step_index}"
+    try:
+        from debugger.ui.common import page_for  # type: ignore[attr-defined]
+
+        page = page_for("timeline")
+    except ImportError:
+        page = None
+    if isinstance(page, st.Page):
+        st.page_link(
+            page, label=label, icon=":material/timeline:",
+            query_params={"run": run_id, "step": str(finding.step_index)},
+        )  # fmt: skip
+    else:
+        st.markdown(f"[{label}](timeline?run={run_id}&step={finding.step_index})")
+
+
+def _findings(report: AuditReport) -> None:
+    st.subheader(f"Findings ({len(report.findings)})")
+    if not report.findings:
+        st.caption("No findings: the run keeps the resume contract.")
+        return
+    for i, f in enumerate(report.findings):
+        left, right = st.columns([1, 6])
+        with left:
+            _step_link(report.run_id, f, i)
+        with right:
+            st.markdown(f"{SEVERITY_ICONS[f.severity]} **`{f.rule_id}`** {f.message}")
+            st.caption(f"Hint: {f.hint}")
+
+
+def _verdict(report: AuditReport) -> None:
+    label, icon = VERDICTS[report.verdict]
+    text = f"**{label}**\n\n" + "\n".join(f"- {r}" for r in report.reasons)
+    show = {
+        "completed": st.success,
+        "resumable": st.info,
+        "resumable_after_checks": st.warning,
+        "restart_required": st.error,
+    }[report.verdict]
+    show(text, icon=icon)
+    if report.next_step is not None:
+        st.markdown(
+            f"**A resume would** continue from checkpoint `{report.resume_from}` "
+            f"(step {report.resume_from_step}) and execute step **{report.next_step}**"
+            + (", after verifying these effects by key:" if report.verify_effects else ".")
+        )
+    if report.verify_effects:
+        st.dataframe(_effects_frame(report), hide_index=True, width="stretch")
+    if report.branches:
+        st.caption(f"Other branches (not audited): {', '.join(report.branches)}")
+
+
+def _effects_frame(report: AuditReport) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = [
+        {"key": c.idempotency_key, "tool": c.tool, "step": c.step_index, "status": c.status,
+         "args": orjson.dumps(c.args).decode()}
+        for c in report.verify_effects
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def page() -> None:
+    """Render the Audit page."""
+    st.title("Audit")
+    store = get_store()
+    if store is None:
+        return
+    module = migrations_module()
+    frame = _verdicts(store, module)
+    if frame is None:
+        return
+    st.caption("Could each run be resumed safely, and what would a resume do? See docs/audit.md.")
+    st.dataframe(frame, hide_index=True, width="stretch", key="audit_verdicts")
+    run_id = _pick_run(frame)
+    if run_id is None:
+        st.info("No runs in the store yet: import a source first.")
+        return
+    report = guarded(audit_run, store, run_id, module)
+    if report is None:
+        return
+    _verdict(report)
+    _findings(report)

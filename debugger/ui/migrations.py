@@ -1,0 +1,140 @@
+"""Migrations page: schema versions in the store, the dry-run report, and one checkpoint's
+stored state beside its migrated state.
+
+A checkpoint whose version cannot reach the current one is shown as stored with a
+"restart required" error, never as if it were current.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from debugger.errors import StepscopeError
+from debugger.migrations import (
+    DryRunReport,
+    MigrationFailed,
+    Registry,
+    RestartRequired,
+    dry_run,
+    iter_steps,
+    load_registry,
+    migrated,
+    stored_versions,
+)
+from debugger.store import Store
+from debugger.ui.audit import migrations_module
+from debugger.ui.common import get_store, guarded
+
+TITLE = "Migrations"
+ICON = ":material/upgrade:"
+URL = "migrations"
+
+
+def _versions(store: Store, registry: Registry | None) -> None:
+    counts = guarded(stored_versions, store)
+    if counts is None:
+        return
+    rows = []
+    for version, n in counts.items():
+        row: dict[str, Any] = {"schema_version": _label(version),
+                               "checkpoints": n}  # fmt: skip
+        if registry is not None:
+            row["reaches current"] = registry.reachable(version)
+        rows.append(row)
+    st.subheader("Schema versions in the store")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
+
+
+def _label(version: int | None) -> str:
+    return "none" if version is None else str(version)
+
+
+def _dry_run_frame(report: DryRunReport) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"version": _label(v.version), "checkpoints": v.checkpoints, "clean": v.clean,
+             "failed": v.failed, "restart required": v.restart_required,
+             "path": " → ".join(map(str, v.path)) if v.path else f"none: {v.reason}"}
+            for v in report.versions
+        ]
+    )  # fmt: skip
+
+
+def _dry_run(store: Store, registry: Registry) -> None:
+    st.subheader("Dry run")
+    st.caption("Migrates every stored checkpoint in memory; stored rows are never changed.")
+    if st.button("Run the dry run", key="migrations_dry_run"):
+        st.session_state["migrations_report"] = guarded(dry_run, store, registry)
+    report = st.session_state.get("migrations_report")
+    if not isinstance(report, DryRunReport) or report.module != registry.module:
+        return
+    st.dataframe(_dry_run_frame(report), hide_index=True, width="stretch")
+    failures = [
+        {"version": v.version, "run": f.run_id, "step": f.step_index,
+         "checkpoint": f.checkpoint_id, "error": f.error}
+        for v in report.versions for f in v.failures
+    ]  # fmt: skip
+    if failures:
+        st.error(f"{sum(v.failed for v in report.versions)} checkpoint(s) failed to migrate")
+        st.dataframe(pd.DataFrame(failures), hide_index=True, width="stretch")
+    elif report.ok:
+        st.success(f"All {report.total:,} checkpoints migrate to version {report.current_version}")
+
+
+def _side_by_side(store: Store, registry: Registry) -> None:
+    st.subheader("Stored and migrated state")
+    runs = guarded(store.run_records)
+    if not runs:
+        return
+    ids = [r.run_id for r in runs]
+    wanted = st.query_params.get("run")
+    run_id = st.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
+                          key="migrations_run")  # fmt: skip
+    ckpts = guarded(store.checkpoints, run_id) or []
+    if not ckpts:
+        return
+    labels = [f"step {c.step_index} · v{c.schema_version} · {c.checkpoint_id}" for c in ckpts]
+    pick = st.selectbox("Checkpoint", range(len(ckpts)), format_func=labels.__getitem__,
+                        index=len(ckpts) - 1, key="migrations_ckpt")  # fmt: skip
+    ckpt = ckpts[pick]
+    left, right = st.columns(2)
+    left.markdown(f"**Stored** (schema version {ckpt.schema_version})")
+    left.json(ckpt.working_state, expanded=2)
+    try:
+        result = migrated(ckpt, registry)
+    except RestartRequired as e:
+        right.error(f"Restart required: {e}", icon=":material/restart_alt:")
+        return
+    except MigrationFailed as e:
+        right.error(f"Migration failed: {e}", icon=":material/error:")
+        return
+    path = " → ".join(map(str, result.path))
+    right.markdown(f"**Migrated** to version {registry.current_version} ({result.status}: {path})")
+    right.json(result.migrated, expanded=2)
+
+
+def page() -> None:
+    """Render the Migrations page."""
+    st.title("Migrations")
+    store = get_store()
+    if store is None:
+        return
+    try:
+        registry = load_registry(migrations_module())
+    except StepscopeError as e:
+        st.error(str(e), icon=":material/error:")
+        registry = None
+    _versions(store, registry)
+    if registry is None:
+        st.info(
+            "Name your migrations module in the sidebar (or set STEPSCOPE_MIGRATIONS) to see "
+            "the dry run and migrated states; see docs/migrations.md."
+        )
+        return
+    steps = ", ".join(name for _, name in iter_steps(registry)) or "none"
+    st.caption(f"{registry.module}: current version {registry.current_version}; steps {steps}")
+    _dry_run(store, registry)
+    _side_by_side(store, registry)

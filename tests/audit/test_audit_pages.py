@@ -1,0 +1,99 @@
+"""The Audit and Migrations pages in AppTest, on the synthetic audit store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from debugger.model import AuditReport
+from tests.conftest import REPO
+from tests.fixtures.audit import MIGRATIONS
+
+
+def _open(store: Path, url: str, module: str | None = None, **query: str) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.session_state["store_path"] = str(store)
+    if module:
+        at.session_state["migrations_module"] = module
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    # Pages are callables under st.navigation, so switch_page(file) cannot name them; open the
+    # page registered under the URL path, as following a link to /audit does.
+    pages = at._registered_pages  # AppTest has no public way to open a callable page
+    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == url)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning] + [c.value for c in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_audit_page_shows_verdicts_and_one_runs_findings(audit_runs: Path) -> None:
+    at = _open(audit_runs, "audit", MIGRATIONS, run="unknown")
+    table = at.dataframe[0].value
+    assert {"run_id", "verdict", "errors", "warnings", "next_step"} <= set(table.columns)
+    assert dict(zip(table["run_id"], table["verdict"], strict=True))["v0"] == "Restart required"
+    assert at.selectbox(key="audit_run").value == "unknown"
+    text = _text(at)
+    assert "Resumable after checks" in text and "effect-outcome-unknown" in text
+    assert "execute step **5**" in text
+    verify = at.dataframe[1].value
+    assert list(verify["key"]) == ["refund-A-17"]
+
+
+def test_audit_page_links_findings_to_their_step(audit_runs: Path) -> None:
+    at = _open(audit_runs, "audit", MIGRATIONS, run="gap")
+    # a page link when the Timeline page is registered, else a plain link to its URL
+    links = [str(p.proto) for p in at.get("page_link")]
+    links += [str(m.value) for m in at.markdown]
+    assert any('query_string: "run=gap&step=4"' in link or "(timeline?run=gap&step=4)" in link
+               for link in links), links  # fmt: skip
+
+
+def test_audit_page_switching_run(audit_runs: Path) -> None:
+    at = _open(audit_runs, "audit", MIGRATIONS)
+    at.selectbox(key="audit_run").set_value("v0").run()
+    assert not at.exception
+    assert "Restart required" in _text(at) and "schema-unreachable" in _text(at)
+
+
+def test_migrations_page_dry_run_and_side_by_side(audit_runs: Path) -> None:
+    at = _open(audit_runs, "migrations", MIGRATIONS, run="v1")
+    versions = at.dataframe[0].value
+    counts = dict(zip(versions["schema_version"], versions["checkpoints"], strict=True))
+    assert (counts["0"], counts["1"], counts["none"]) == (3, 4, 1)
+    assert dict(zip(versions["schema_version"], versions["reaches current"], strict=True)) == {
+        "0": False,
+        "1": True,
+        "3": True,
+        "none": False,
+    }
+    at.button(key="migrations_dry_run").click().run()
+    assert not at.exception
+    report = at.dataframe[1].value
+    assert dict(zip(report["version"], report["failed"], strict=True))["1"] == 1
+    assert "v1-broken" in at.dataframe[2].value["run"].tolist()
+    jsons = at.get("json")
+    assert len(jsons) == 2  # stored beside migrated
+    assert '"currency"' in jsons[1].proto.body and '"order_id"' in jsons[0].proto.body
+
+
+def test_migrations_page_never_shows_an_unmigratable_state_as_current(audit_runs: Path) -> None:
+    at = _open(audit_runs, "migrations", MIGRATIONS, run="v0")
+    assert any("Restart required" in e.value for e in at.error)
+    assert len(at.get("json")) == 1  # only the stored state
+
+
+def test_migrations_page_without_a_module_explains_the_setting(audit_runs: Path) -> None:
+    at = _open(audit_runs, "migrations")
+    assert any("STEPSCOPE_MIGRATIONS" in i.value for i in at.info)
+
+
+def test_report_type_is_public() -> None:
+    assert AuditReport.__dataclass_fields__["verdict"]
