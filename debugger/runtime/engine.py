@@ -99,6 +99,8 @@ class Runtime:
         migrations: a module with ``CURRENT_VERSION`` and ``vN_to_vM`` functions, used to
             migrate an older checkpoint's state on resume.
         metadata: extra keys merged into every checkpoint's metadata.
+        synchronous: SQLite's ``synchronous`` setting; FULL (default) makes each committed
+            checkpoint survive a power cut, OFF is for scratch files and tests.
     """
 
     def __init__(
@@ -115,8 +117,9 @@ class Runtime:
         schema_version: int | None = None,
         migrations: ModuleType | None = None,
         metadata: dict[str, Any] | None = None,
+        synchronous: str = "FULL",
     ) -> None:
-        self.db = RunDatabase(db_path)
+        self.db = RunDatabase(db_path, synchronous)
         self.agent = agent
         self.tools = {t.name: t for t in tools}
         self.model = model

@@ -116,11 +116,13 @@ class StoredCheckpoint:
 class RunDatabase:
     """The SQLite file a runtime writes; one connection, explicit transactions."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, synchronous: str = "FULL") -> None:
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous}")
         self.path = Path(path)
         self.con = sqlite3.connect(self.path, isolation_level=None)
         self.con.execute("PRAGMA journal_mode=DELETE")
-        self.con.execute("PRAGMA synchronous=FULL")
+        self.con.execute(f"PRAGMA synchronous={synchronous.upper()}")
         with self.transaction():
             for ddl in DDL:
                 self.con.execute(ddl)

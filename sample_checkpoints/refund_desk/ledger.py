@@ -50,11 +50,12 @@ LATENCY_MS = {
 class Ledger:
     """Access to the ledger file; its methods are the tools' implementations."""
 
-    def __init__(self, path: str | Path, clock: Clock) -> None:
+    def __init__(self, path: str | Path, clock: Clock, synchronous: str = "FULL") -> None:
         self.path = Path(path)
         self.clock = clock
         self.con = sqlite3.connect(self.path, isolation_level=None)
         self.con.execute("PRAGMA journal_mode=DELETE")
+        self.con.execute(f"PRAGMA synchronous={'OFF' if synchronous == 'OFF' else 'FULL'}")
         for ddl in SCHEMA:
             self.con.execute(ddl)
 
