@@ -96,7 +96,9 @@ def payload(runs_db: Path, out: Path) -> None:
         "CREATE TABLE checkpoints (run_id TEXT NOT NULL, step_index INTEGER NOT NULL, "
         "payload TEXT NOT NULL)"
     )
-    tables = [("checkpoints", ddl, ("run_id", "step_index", "payload"), rows)]
+    tables: list[tuple[str, str, Sequence[str], Rows]] = [
+        ("checkpoints", ddl, ("run_id", "step_index", "payload"), rows)
+    ]
     tables += [
         (t, DDL[i], FIELDS[t], read_rows(runs_db, t))
         for i, t in ((1, "effects"), (2, "tool_calls"))
@@ -250,7 +252,7 @@ def parquet(runs_db: Path, out_dir: Path) -> None:
     if out_dir.exists():
         shutil.rmtree(out_dir)
     checkpoints = read_rows(runs_db, "checkpoints")
-    run_day = {}
+    run_day: dict[str, str] = {}
     for r in checkpoints:
         run_day.setdefault(r["run_id"], r["created_at"][:10])
     for table in FIELDS:
