@@ -1,0 +1,243 @@
+"""The LangGraph flavour: SqliteSaver and PostgresSaver databases, read directly.
+
+Detected from the tables (``checkpoints`` + ``writes`` in SQLite; ``checkpoints``,
+``checkpoint_blobs``, ``checkpoint_writes`` in Postgres). Values are decoded by
+:class:`loaders.lg_decode.SafeDecoder` (no user class is imported or built) and mapped by
+:mod:`loaders.lg_map`. The batches handed to the store already hold the canonical columns,
+so the projection is a plain ``SELECT ... FROM _raw``; rows that could not be decoded carry
+their reason in ``_reason`` and a description in ``_raw_text`` and land in quarantine.
+
+Tool and model calls found in the messages go to the ``tool_calls`` tape. A call is complete
+only once its tool message is seen, so the tape of a run is written when the walk leaves the
+run; checkpoint and tape plans alternate so that memory stays bounded on large sources.
+Writes that cannot be decoded are quarantined (as ``effects`` rows, the nearest canonical
+table) and named in the checkpoint's ``metadata.undecodable_writes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from debugger.errors import DecodeError, FlavourError
+from debugger.store.ingest import TABLE_COLUMNS
+from loaders.base import Flavour, SourceReader, TablePlan
+from loaders.lg_decode import SafeDecoder, to_json
+from loaders.lg_map import (
+    decode_checkpoint,
+    decode_metadata,
+    is_internal,
+    ms_between,
+    next_tasks,
+    pending_writes,
+    run_id_of,
+    status_fields,
+    unanswered_tool_calls,
+    usage,
+)  # fmt: skip
+from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
+from loaders.lg_tape import Tape
+
+BATCH_ROWS = 1000
+BATCH_STATE_BYTES = 24 * 1024 * 1024
+TAPE_FLUSH = 20_000
+"""Tape rows buffered before the walk pauses to write them."""
+
+_INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "wall_clock_ms",
+                "seq"}  # fmt: skip
+
+
+def stable_key(*parts: str) -> int:
+    """A 63-bit key from a row's identity, the same on every import (for quarantine)."""
+    digest = hashlib.blake2b("\x00".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def select_all(table: str) -> str:
+    """The projection of a batch that already holds the canonical columns."""
+    cols = ", ".join(TABLE_COLUMNS[table])
+    return f"SELECT _key, {cols}, _reason, _raw_text FROM _raw"
+
+
+def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
+    names = ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text"]
+    arrays = []
+    for n in names:
+        values = [r.get(n) for r in rows]
+        if n == "_key" or n in _INT_COLUMNS:
+            arrays.append(pa.array(values, type=pa.int64()))
+        elif n == "is_write":
+            arrays.append(pa.array(values, type=pa.bool_()))
+        else:
+            arrays.append(pa.array(values, type=pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _text(value: Any) -> str:
+    return to_json(value).decode()
+
+
+def _raw_text(ck: RawCheckpoint, reason: str) -> str:
+    blob = ck.checkpoint if isinstance(ck.checkpoint, bytes) else None
+    desc: dict[str, Any] = {"thread_id": ck.thread_id, "checkpoint_ns": ck.checkpoint_ns,
+            "checkpoint_id": ck.checkpoint_id, "type": ck.type, "reason": reason}  # fmt: skip
+    if blob is not None:
+        desc["bytes"] = len(blob)
+        desc["head_base64"] = base64.b64encode(blob[:256]).decode()
+    return _text(desc)
+
+
+class _Walk:
+    """One pass over the checkpoints, producing canonical rows, tape rows and rejects."""
+
+    def __init__(self, tables: LangGraphTables) -> None:
+        self.saver = tables.saver
+        self.source = tables.checkpoints()
+        self.dec = SafeDecoder()
+        self.done = False
+        self.run: str | None = None
+        self.first_ts: str | None = None
+        self.tape = Tape("")
+        self.tape_rows: list[dict[str, Any]] = []
+        self.bad_writes: list[dict[str, Any]] = []
+
+    def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
+        rows: list[dict[str, Any]] = []
+        size = 0
+        for ck in self.source:
+            row = self._row(ck)
+            rows.append(row)
+            size += len(row.get("working_state") or "")
+            if len(rows) >= BATCH_ROWS or size >= BATCH_STATE_BYTES:
+                yield to_batch("checkpoints", rows)
+                rows, size = [], 0
+                if len(self.tape_rows) >= TAPE_FLUSH:
+                    return
+        self._end_run()
+        self.done = True
+        if rows:
+            yield to_batch("checkpoints", rows)
+
+    def tape_batches(self) -> Iterator[pa.RecordBatch]:
+        rows, self.tape_rows = self.tape_rows, []
+        for i in range(0, len(rows), BATCH_ROWS * 5):
+            yield to_batch("tool_calls", rows[i : i + BATCH_ROWS * 5])
+
+    def bad_write_batches(self) -> Iterator[pa.RecordBatch]:
+        yield to_batch("effects", self.bad_writes)
+
+    def _end_run(self) -> None:
+        self.tape_rows += self.tape.rows()
+
+    def _enter(self, run: str) -> None:
+        if run == self.run:
+            return
+        self._end_run()
+        self.run, self.first_ts = run, None
+        self.tape = Tape(run)
+        self.dec.clear()
+
+    def _row(self, ck: RawCheckpoint) -> dict[str, Any]:
+        run = run_id_of(ck.thread_id, ck.checkpoint_ns)
+        self._enter(run)
+        base = {"_key": stable_key(ck.thread_id, ck.checkpoint_ns, ck.checkpoint_id),
+                "run_id": run, "checkpoint_id": ck.checkpoint_id,
+                "parent_id": ck.parent_id}  # fmt: skip
+        try:
+            data = decode_checkpoint(self.dec, ck, self.saver)
+            meta = decode_metadata(self.dec, ck.metadata)
+        except DecodeError as e:
+            return {**base, "_reason": e.message, "_raw_text": _raw_text(ck, e.message)}
+        return {**base, **self._mapped(ck, run, data, meta)}
+
+    def _writes(self, ck: RawCheckpoint, run: str, step: Any) -> tuple[list[Any], list[Any]]:
+        decoded: list[tuple[RawWrite, Any]] = []
+        bad: list[dict[str, Any]] = []
+        for w in ck.writes:
+            try:
+                decoded.append((w, self.dec.decode(w.type, w.value)))
+            except DecodeError as e:
+                info = {"task_id": w.task_id, "idx": w.idx, "channel": w.channel,
+                        "type": w.type, "reason": e.message}  # fmt: skip
+                bad.append(info)
+                key = stable_key(ck.thread_id, ck.checkpoint_ns, ck.checkpoint_id, w.task_id,
+                                 str(w.idx))  # fmt: skip
+                raw = {**info, "thread_id": ck.thread_id, "checkpoint_ns": ck.checkpoint_ns,
+                       "checkpoint_id": ck.checkpoint_id, "table": "writes"}  # fmt: skip
+                self.bad_writes.append(
+                    {"_key": key, "run_id": run, "step_index": step, "tool": w.channel,
+                     "_reason": f"undecodable write: {e.message}", "_raw_text": _text(raw)}
+                )  # fmt: skip
+        return decoded, bad
+
+    def _mapped(
+        self, ck: RawCheckpoint, run: str, data: dict[str, Any], meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        values = data.get("channel_values") or {}
+        state = {k: v for k, v in values.items() if not is_internal(k)}
+        internal = {k: v for k, v in values.items() if is_internal(k)}
+        step = meta.get("step") if isinstance(meta.get("step"), int) else None
+        ts = data.get("ts")
+        if self.first_ts is None:
+            self.first_ts = ts
+        decoded, bad = self._writes(ck, run, step)
+        nexts = next_tasks(values)
+        tokens, model = usage(state)
+        pending = unanswered_tool_calls(state)
+        if not ck.has_child:
+            pending += pending_writes(decoded)
+        self.tape.observe(state, step if step is not None else 0)
+        md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
+              "internal_channels": internal,
+              "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
+                            "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v")}}  # fmt: skip
+        if bad:
+            md["undecodable_writes"] = bad
+        version = meta.get("schema_version")
+        return {
+            "step_index": step,
+            "schema_version": version if isinstance(version, int) else None,
+            "created_at": ts,
+            "working_state": _text(state),
+            "tokens_spent": tokens,
+            "steps_spent": max(step, 0) if step is not None else None,
+            "wall_clock_ms": ms_between(self.first_ts, ts),
+            "pending_effects": _text(pending),
+            "model_version": model,
+            "tool_versions": None,
+            "metadata": _text(md),
+        }
+
+
+class LangGraphFlavour(Flavour):
+    """Checkpoints written by LangGraph's SqliteSaver or PostgresSaver."""
+
+    name = "langgraph"
+
+    @classmethod
+    def detect(cls, reader: SourceReader) -> bool:
+        return saver_kind(reader) is not None
+
+    def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
+        saver = saver_kind(reader)
+        if saver is None:
+            raise FlavourError(
+                "not a LangGraph checkpointer database (needs checkpoints + writes in SQLite, "
+                "or checkpoints + checkpoint_blobs + checkpoint_writes in Postgres)",
+                "use --flavor auto",
+            )
+        tables = LangGraphTables(reader, saver)
+        walk = _Walk(tables)
+        total = tables.count()
+        while not walk.done:
+            yield TablePlan("checkpoints", walk.checkpoint_batches(), select_all("checkpoints"),
+                            total=total)  # fmt: skip
+            if walk.tape_rows:
+                yield TablePlan("tool_calls", walk.tape_batches(), select_all("tool_calls"))
+        if walk.bad_writes:
+            yield TablePlan("effects", walk.bad_write_batches(), select_all("effects"))

@@ -1,0 +1,200 @@
+"""Raw rows of a LangGraph checkpointer database, one checkpoint at a time with its writes.
+
+Both savers are read with flat, ordered scans: checkpoints, their writes and the set of
+checkpoints that have children, each ordered by ``(thread_id, checkpoint_ns, checkpoint_id)``
+and merged in one pass. Memory stays bounded by a batch, whatever the size of a thread.
+Postgres sorts with ``COLLATE "C"`` so that its order is Python's (byte) order.
+
+SqliteSaver keeps the whole checkpoint, state included, in one blob. PostgresSaver keeps
+primitive channel values inline in ``checkpoint->'channel_values'`` and every other value in
+``checkpoint_blobs``, keyed by the channel version named in ``channel_versions``; the join is
+done on the server, the way PostgresSaver itself does it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loaders.base import SourceReader
+
+SQLITE_TABLES = {"checkpoints", "writes"}
+POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
+CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id"}
+FETCH = 500
+"""Rows a fetch; a checkpoint row can hold a whole state (tens of KB)."""
+
+
+@dataclass
+class RawWrite:
+    """One pending write of a task, as stored."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    type: str | None
+    value: bytes | None
+
+
+@dataclass
+class RawCheckpoint:
+    """One checkpoint row with what the merge found for it."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    type: str | None
+    checkpoint: Any
+    """SQLite: the serialized blob. Postgres: the JSON text of the checkpoint."""
+    metadata: Any
+    """JSON text (bytes or str)."""
+    blobs: list[tuple[str, str | None, bytes | None]] = field(default_factory=list)
+    """Postgres only: (channel, type, blob) of the non-inline channel values."""
+    writes: list[RawWrite] = field(default_factory=list)
+    has_child: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Identity and merge key."""
+        return (self.thread_id, self.checkpoint_ns, self.checkpoint_id)
+
+
+def saver_kind(reader: SourceReader) -> str | None:
+    """``sqlite`` or ``postgres`` when the reader holds that saver's tables, else None."""
+    tables = set(reader.tables())
+    if "checkpoints" not in tables:
+        return None
+    if not set(reader.columns("checkpoints")) >= CHECKPOINT_COLUMNS:
+        return None
+    if tables >= POSTGRES_TABLES - {"checkpoint_migrations"}:
+        return "postgres"
+    if tables >= SQLITE_TABLES and reader.kind == "sqlite":
+        return "sqlite"
+    return None
+
+
+class _Side:
+    """An ordered stream merged against the checkpoints' order."""
+
+    def __init__(self, rows: Iterator[Sequence[Any]], width: int) -> None:
+        self.rows = rows
+        self.width = width
+        self.head: Sequence[Any] | None = next(self.rows, None)
+
+    def take(self, key: tuple[str, ...]) -> list[Sequence[Any]]:
+        """Rows whose first ``width`` columns equal ``key``; skips rows ordered before it."""
+        out = []
+        while self.head is not None:
+            k = tuple(self.head[: self.width])
+            if k > key:
+                break
+            if k == key:
+                out.append(self.head)
+            self.head = next(self.rows, None)
+        return out
+
+
+def _flat(batches: Iterator[list[Any]]) -> Iterator[Any]:
+    return itertools.chain.from_iterable(batches)
+
+
+class LangGraphTables:
+    """Ordered access to the checkpoints of either saver through a reader."""
+
+    def __init__(self, reader: SourceReader, saver: str) -> None:
+        self.reader = reader
+        self.saver = saver
+
+    def _stream(self, sql: str) -> Iterator[Any]:
+        if self.saver == "postgres":
+            return _flat(self.reader.stream(sql, size=FETCH, what="the LangGraph tables"))  # type: ignore[attr-defined]
+        cur = self.reader.con.execute(sql)  # type: ignore[attr-defined]
+        return _flat(iter(lambda: cur.fetchmany(FETCH), []))
+
+    def count(self) -> int | None:
+        """Number of checkpoints, for progress."""
+        return self.reader.count("checkpoints")
+
+    def _order(self, cols: str) -> str:
+        if self.saver == "postgres":
+            return ", ".join(f'{c} COLLATE "C"' for c in cols.split(", "))
+        return cols
+
+    def _checkpoint_sql(self) -> str:
+        order = self._order("c.thread_id, c.checkpoint_ns, c.checkpoint_id")
+        if self.saver == "sqlite":
+            return (
+                "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, "
+                f"c.type, c.checkpoint, c.metadata FROM checkpoints c ORDER BY {order}"
+            )
+        return f"""
+            SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+                   c.type, c.checkpoint::text, c.metadata::text,
+                   (SELECT array_agg(array[b.channel::bytea, b.type::bytea, b.blob])
+                      FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
+                      JOIN checkpoint_blobs b
+                        ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+                       AND b.channel = v.key AND b.version = v.value
+                     WHERE b.type IS DISTINCT FROM 'empty')
+            FROM checkpoints c ORDER BY {order}"""
+
+    def _writes_sql(self) -> str:
+        table = "writes" if self.saver == "sqlite" else "checkpoint_writes"
+        value = "value" if self.saver == "sqlite" else "blob"
+        cols = set(self.reader.columns(table))
+        path = "task_path" if "task_path" in cols else "''"
+        order = self._order("thread_id, checkpoint_ns, checkpoint_id, task_id")
+        return (
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, "
+            f"type, {value} FROM {table} ORDER BY {order}, idx"
+        )
+
+    def _parents_sql(self) -> str:
+        if self.saver == "sqlite":
+            return (
+                "SELECT DISTINCT thread_id, checkpoint_ns, parent_checkpoint_id FROM checkpoints "
+                "WHERE parent_checkpoint_id IS NOT NULL ORDER BY 1, 2, 3"
+            )
+        return (
+            'SELECT DISTINCT thread_id COLLATE "C", checkpoint_ns COLLATE "C", '
+            'parent_checkpoint_id COLLATE "C" FROM checkpoints '
+            "WHERE parent_checkpoint_id IS NOT NULL ORDER BY 1, 2, 3"
+        )
+
+    def checkpoints(self) -> Iterator[RawCheckpoint]:
+        """Every checkpoint in (thread, namespace, id) order, with writes and child flag."""
+        writes = _Side(self._stream(self._writes_sql()), 3)
+        parents = _Side(self._stream(self._parents_sql()), 3)
+        for row in self._stream(self._checkpoint_sql()):
+            ck = RawCheckpoint(
+                thread_id=row[0], checkpoint_ns=row[1] or "", checkpoint_id=row[2],
+                parent_id=row[3], type=row[4], checkpoint=row[5], metadata=row[6],
+            )  # fmt: skip
+            if self.saver == "postgres" and row[7]:
+                ck.blobs = [_blob(b) for b in row[7]]
+            key = (row[0], row[1], row[2])
+            ck.writes = [
+                RawWrite(str(w[3]), str(w[4] or ""), int(w[5]), str(w[6]), w[7], _bytes(w[8]))
+                for w in writes.take(key)
+            ]
+            ck.has_child = bool(parents.take(key))
+            yield ck
+
+
+def _bytes(v: Any) -> bytes | None:
+    if v is None:
+        return None
+    return v.encode() if isinstance(v, str) else bytes(v)
+
+
+def _blob(parts: Sequence[Any]) -> tuple[str, str | None, bytes | None]:
+    channel, type_, blob = (_bytes(p) for p in parts)
+    return (
+        channel.decode() if channel is not None else "",
+        type_.decode() if type_ is not None else None,
+        blob,
+    )
