@@ -1,4 +1,10 @@
-"""What every page shares: the store connection, the sidebar, error display."""
+"""What every page shares: the store connection, cached reads, page links, error display.
+
+The app holds one cached read-only connection per store file (``@st.cache_resource``); pure
+reads are cached with ``@st.cache_data`` as JSON strings keyed by the store path and a
+*generation* that an import bumps, so a cache hit costs a string copy, not a deep copy of a
+large dict.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,17 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
 import streamlit as st
 
+from debugger import pages_data
 from debugger.errors import StepscopeError
 from debugger.store import Store, default_store_path
 
 T = TypeVar("T")
+
+_PAGES: dict[str, Any] = {}
+"""URL path to st.Page, filled by entry.py so pages can link to each other."""
 
 
 def store_path() -> str:
@@ -20,26 +31,57 @@ def store_path() -> str:
     return str(path or default_store_path())
 
 
+_OPENED: dict[tuple[str, int], Store] = {}
+"""Connections handed out by :func:`_open`, so :func:`reopen_store` can close every one."""
+_GENERATION: dict[str, int] = {}
+"""Per store path: bumped by every import, so all sessions see the new data."""
+
+
 @st.cache_resource(max_entries=4)
 def _open(path: str, generation: int) -> Store:
     # Read-only: the app never holds a write lock while it serves.
-    return Store.open(path, read_only=True)
+    store = Store.open(path, read_only=True)
+    _OPENED[(path, generation)] = store
+    return store
+
+
+def open_cached(path: str, gen: int) -> Store:
+    """The cached read-only store for a path and generation (for cached read functions).
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    return _open(path, gen)
+
+
+def generation() -> int:
+    """The generation of the served store (bumped by every import, shared by all sessions)."""
+    return _GENERATION.get(store_path(), 0)
 
 
 def get_store() -> Store | None:
     """The cached read-only store, or None (with an error shown) when it cannot be opened."""
-    path = store_path()
     try:
-        return _open(path, st.session_state.get("store_generation", 0))
+        return _open(store_path(), generation())
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
 
 
 def reopen_store() -> None:
-    """Drop the cached connection (after an import wrote to the store)."""
+    """Close every cached connection to the store and drop cached reads.
+
+    Called before an import (DuckDB refuses a writable open of a file that the same process
+    still holds read-only, so the connections are closed, not only forgotten) and after it,
+    so every session reads the new data.
+    """
+    path = store_path()
+    for key in [k for k in _OPENED if k[0] == path]:
+        _OPENED.pop(key).close()
     _open.clear()
-    st.session_state["store_generation"] = st.session_state.get("store_generation", 0) + 1
+    st.cache_data.clear()
+    _GENERATION[path] = _GENERATION.get(path, 0) + 1
+    st.session_state["store_generation"] = _GENERATION[path]  # pages that key on the session
 
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
@@ -49,3 +91,63 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
+
+
+def register_pages(pages: dict[str, Any]) -> None:
+    """Remember the app's pages by URL path (called by entry.py on every run)."""
+    _PAGES.clear()
+    _PAGES.update(pages)
+
+
+def page_for(url: str) -> Any:
+    """The st.Page registered under a URL path (for ``st.switch_page`` and ``st.page_link``)."""
+    return _PAGES.get(url, url)
+
+
+def query_int(name: str) -> int | None:
+    """An integer query parameter, or None when absent or not a number."""
+    value = st.query_params.get(name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+# -- cached pure reads (JSON strings; keyed by store path and generation) -------------------
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def run_ids_json(path: str, gen: int) -> str:
+    """Every run id, newest first."""
+    store = _open(path, gen)
+    return orjson.dumps([str(r) for r in store.runs()["run_id"]]).decode()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def refs_json(path: str, gen: int, run_id: str) -> str:
+    """The run's step navigator positions (:func:`debugger.pages_data.step_refs`)."""
+    refs = pages_data.step_refs(_open(path, gen), run_id)
+    return orjson.dumps([r.__dict__ for r in refs]).decode()
+
+
+def load_refs(path: str, gen: int, run_id: str) -> list[pages_data.StepRef]:
+    """The run's step refs from the cache."""
+    return [pages_data.StepRef(**r) for r in orjson.loads(refs_json(path, gen, run_id))]
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def step_json(path: str, gen: int, run_id: str, checkpoint_id: str, ignore: tuple[str, ...]) -> str:
+    """One step's view (:func:`debugger.pages_data.step_view`) as JSON."""
+    store = _open(path, gen)
+    refs = load_refs(path, gen, run_id)
+    view = pages_data.step_view(
+        store, run_id, checkpoint_id=checkpoint_id, ignore_paths=ignore, refs=refs
+    )
+    return view.to_json()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def state_json(path: str, gen: int, run_id: str, checkpoint_id: str) -> str:
+    """A checkpoint's full working state as JSON (only fetched when someone opens it)."""
+    ckpt = _open(path, gen).checkpoint(run_id, checkpoint_id=checkpoint_id)
+    return orjson.dumps(ckpt.working_state).decode()

@@ -13,9 +13,18 @@ from types import ModuleType
 
 import streamlit as st
 
+from debugger.ui import common
+
 PAGE_MODULES = (
-    "runs", "timeline", "diff", "audit", "replay", "migrations", "import_page", "sql",
-)  # fmt: skip
+    "runs",
+    "timeline",
+    "diff",
+    "audit",
+    "replay",
+    "migrations",
+    "import_page",
+    "sql",
+)
 
 
 def _modules() -> list[ModuleType]:
@@ -38,7 +47,21 @@ def main() -> None:
         st.Page(m.page, title=m.TITLE, icon=m.ICON, url_path=m.URL, default=i == 0)
         for i, m in enumerate(_modules())
     ]
-    st.navigation(pages).run()
+    common.register_pages({p.url_path: p for p in pages})
+    selected = st.navigation(pages)
+    _sidebar()
+    selected.run()
+
+
+def _sidebar() -> None:
+    with st.sidebar:
+        st.caption(f"Store: `{common.store_path()}`")
+        if st.button(
+            "Reload store",
+            icon=":material/refresh:",
+            help="Pick up runs imported by another process",
+        ):
+            common.reopen_store()
 
 
 main()

@@ -1,0 +1,53 @@
+"""The data behind the app's pages, as plain functions a notebook can call too.
+
+Every function reads through :class:`debugger.store.Store` and returns small, JSON-ready
+records; the Streamlit pages in ``debugger/ui/`` only render them.
+
+- :mod:`~debugger.pages_data.step`: one step of a run (diff from the previous step, budgets,
+  pending effects, metadata with changes marked, the step's calls) and the budget series.
+- :mod:`~debugger.pages_data.runs`: the runs table and audit findings by step.
+- :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
+- :mod:`debugger.fork_tree`: where a run branches.
+"""
+
+from __future__ import annotations
+
+from debugger.pages_data.diffview import diff_view
+from debugger.pages_data.runs import (
+    ATTENTION,
+    STATUS_MARKS,
+    findings_by_step,
+    runs_table,
+    status_counts,
+)
+from debugger.pages_data.step import (
+    MAX_DIFF_ROWS,
+    StepRef,
+    StepView,
+    budget_series,
+    find_ref,
+    preview,
+    previous_ref,
+    step_refs,
+    step_view,
+    view_of,
+)
+
+__all__ = [
+    "ATTENTION",
+    "MAX_DIFF_ROWS",
+    "STATUS_MARKS",
+    "StepRef",
+    "StepView",
+    "budget_series",
+    "diff_view",
+    "find_ref",
+    "findings_by_step",
+    "preview",
+    "previous_ref",
+    "runs_table",
+    "status_counts",
+    "step_refs",
+    "step_view",
+    "view_of",
+]

@@ -1,0 +1,54 @@
+"""The Diff page's data: two checkpoints (any runs, originals and replays) compared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debugger.diff import CheckpointSpec, diff_refs
+from debugger.pages_data.step import diff_rows, preview
+from debugger.store import Store
+
+SIDE_VALUE_CHARS = 2000
+"""Values longer than this are shown as previews in the side-by-side diff."""
+
+
+def _side(value: Any) -> Any:
+    text = preview(value, SIDE_VALUE_CHARS)
+    return value if not text.endswith("…") else text
+
+
+def diff_view(
+    store: Store,
+    a: CheckpointSpec,
+    b: CheckpointSpec,
+    ignore_paths: tuple[str, ...] = (),
+    ignore_order: tuple[str, ...] = (),
+    limit: int = 1000,
+) -> dict[str, Any]:
+    """The Diff page's data for two checkpoints (any runs, originals and replays).
+
+    Returns:
+        A JSON-ready dict: ``a``/``b`` (refs), ``summary``, ``total`` state rows, ``rows``
+        (previews, at most ``limit``), ``old_side``/``new_side`` (path to value, for the
+        side-by-side view), ``budgets``, ``effects`` and ``metadata`` changes.
+
+    Raises:
+        NotFound: a run, step or checkpoint does not exist.
+        DiffOptionError: an ignore pattern is malformed.
+    """
+    cd = diff_refs(store, a, b, ignore_paths, ignore_order)
+    shown = cd.state[:limit]
+    return {
+        "a": cd.a.to_dict(),
+        "b": cd.b.to_dict(),
+        "summary": cd.summary(),
+        "total": len(cd.state),
+        "rows": diff_rows(shown, limit),
+        "old_side": {r.path: _side(r.old) for r in shown if not r.kind.endswith("_added")},
+        "new_side": {r.path: _side(r.new) for r in shown if not r.kind.endswith("_removed")},
+        "budgets": [x.to_dict() for x in cd.budgets],
+        "effects": [
+            {k: v for k, v in e.to_dict().items() if k not in ("old", "new")} for e in cd.effects
+        ],
+        "metadata": diff_rows(cd.metadata, limit),
+    }

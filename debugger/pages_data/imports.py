@@ -1,0 +1,77 @@
+"""The Import page's work: import a path, an uploaded file or a Postgres URL into the store.
+
+The app serves the store read-only; an import opens it writable for the import only, so the
+caller must close its own read-only connections first (DuckDB refuses a writable open of a
+file the same process holds read-only) and reopen them after.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from debugger.errors import SourceError
+from debugger.model import ImportReport
+from debugger.store import Store
+from loaders import ImportOptions, import_source
+from loaders.base import ProgressFn
+
+UPLOAD_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".parquet")
+"""File kinds the Import page accepts as an upload."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """An import's report and the rows it quarantined, with their reasons."""
+
+    report: ImportReport
+    quarantined: pd.DataFrame
+
+
+def import_into(
+    store_path: str,
+    source: str,
+    flavour: str = "auto",
+    mapping: str | None = None,
+    progress: ProgressFn | None = None,
+) -> ImportResult:
+    """Open the store writable, import one source, and close the store again.
+
+    Raises:
+        StoreError: the store is held by another process, or cannot be opened.
+        SourceError, FlavourError, MappingError: the source cannot be read or mapped.
+    """
+    options = ImportOptions(flavour=flavour, mapping=mapping or None, progress=progress)
+    with Store.open(store_path) as store:
+        report = import_source(store, source, options)
+        quarantined = store.quarantine(report.source_id)
+    return ImportResult(report, quarantined)
+
+
+def import_upload(
+    store_path: str,
+    name: str,
+    data: bytes,
+    flavour: str = "auto",
+    mapping: str | None = None,
+    progress: ProgressFn | None = None,
+) -> ImportResult:
+    """Import an uploaded file: written to a temporary file, imported, then deleted.
+
+    Raises:
+        SourceError: the file's kind is not one Stepscope reads.
+        StoreError, FlavourError, MappingError: as for :func:`import_into`.
+    """
+    suffix = Path(name).suffix.lower()
+    if suffix not in UPLOAD_SUFFIXES:
+        raise SourceError(
+            f"cannot import {name!r}: not a SQLite or Parquet file",
+            f"upload a file ending in {', '.join(UPLOAD_SUFFIXES)}, or give a path",
+        )
+    with tempfile.TemporaryDirectory(prefix="stepscope-upload-") as tmp:
+        path = Path(tmp) / Path(name).name
+        path.write_bytes(data)
+        return import_into(store_path, str(path), flavour, mapping, progress)

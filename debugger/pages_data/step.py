@@ -1,0 +1,356 @@
+"""The Timeline's data: one step of a run, and the budgets over the run.
+
+For one step: what changed since the previous step, budgets, pending effects, metadata with
+changes marked, the step's tool and model calls. Values are cut to short previews
+so a step's page data stays small (well under 50 kB) however large the working state is; the
+full state is fetched only when someone asks for it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from debugger.diff import DiffRow, diff_checkpoints, diff_states
+from debugger.model import Checkpoint, Effect, ToolCall
+from debugger.store import Store
+
+PREVIEW_CHARS = 240
+"""Longest preview of one value (old/new of a diff row, a call's request or response)."""
+MAX_DIFF_ROWS = 150
+"""Diff rows shown for one step; the rest are counted, and the Diff page shows them all."""
+BUDGETS = (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms"))
+"""Budget column and the key of its limit in ``metadata.limits``."""
+
+
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """Compact JSON of a value, cut to ``limit`` characters (with an ellipsis)."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class StepRef:
+    """One position of a run's step navigator: a checkpoint in write order."""
+
+    position: int
+    """Index in write order (0 is the first checkpoint)."""
+    step_index: int
+    """The checkpoint's step."""
+    checkpoint_id: str
+    """The checkpoint."""
+    parent_id: str | None
+    """The checkpoint it continues from."""
+    label: str
+    """What the navigator shows: ``step 7``, or ``step 7 · 2`` for a second one at step 7."""
+
+
+def step_refs(store: Store, run_id: str) -> list[StepRef]:
+    """The run's checkpoints in write order, labelled by step (forks get a suffix)."""
+    frame = store.timeline(run_id)
+    seen: dict[int, int] = {}
+    refs = []
+    columns = zip(
+        frame["step_index"].tolist(),
+        frame["checkpoint_id"].tolist(),
+        frame["parent_id"].tolist(),
+        strict=True,
+    )
+    for pos, (step_index, checkpoint_id, parent_id) in enumerate(columns):
+        step = int(step_index)
+        seen[step] = seen.get(step, 0) + 1
+        label = f"step {step}" if seen[step] == 1 else f"step {step} · {seen[step]}"
+        parent = parent_id if isinstance(parent_id, str) else None
+        refs.append(StepRef(pos, step, str(checkpoint_id), parent, label))
+    return refs
+
+
+def find_ref(refs: list[StepRef], step: int | None, checkpoint_id: str | None = None) -> int:
+    """Position of a checkpoint (by id), else of the newest at ``step``, else the last one."""
+    if checkpoint_id:
+        for ref in refs:
+            if ref.checkpoint_id == checkpoint_id:
+                return ref.position
+    if step is not None:
+        at_step = [r.position for r in refs if r.step_index == step]
+        if at_step:
+            return at_step[-1]
+    return len(refs) - 1
+
+
+def previous_ref(refs: list[StepRef], position: int) -> StepRef | None:
+    """What a step is compared with: its parent checkpoint, else the one written before it."""
+    ref = refs[position]
+    if ref.parent_id:
+        for other in refs:
+            if other.checkpoint_id == ref.parent_id:
+                return other
+    return refs[position - 1] if position > 0 else None
+
+
+@dataclass(frozen=True)
+class StepView:
+    """Everything the Timeline shows for one step, JSON-ready and small."""
+
+    run_id: str
+    step_index: int
+    checkpoint_id: str
+    parent_id: str | None
+    created_at: str | None
+    schema_version: int | None
+    state_bytes: int
+    previous: dict[str, Any] | None
+    """The checkpoint compared with (step_index, checkpoint_id), None for the first."""
+    diff: list[dict[str, str]]
+    """Rows of path, kind, old, new (previews), at most MAX_DIFF_ROWS."""
+    diff_total: int
+    """All diff rows, including those not listed."""
+    budgets: list[dict[str, Any]]
+    """Per budget: name, spent, delta since the previous step, limit, share of the limit."""
+    pending_effects: list[dict[str, Any]]
+    """Effects pending at this checkpoint, with key, tool, status and the effects log's status."""
+    effect_changes: list[dict[str, Any]]
+    """Pending effects added, removed or changed since the previous step (by key)."""
+    metadata: list[dict[str, Any]]
+    """Run metadata (and versions) as key, value, previous and a changed flag."""
+    model_version_changed: bool
+    """True when the model version differs from the previous step's."""
+    calls: list[dict[str, Any]]
+    """The step's tool and model calls, in call order."""
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    """Audit findings at this step (filled by the caller when an audit is available)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the view as a dict."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """Return the view as compact JSON (what the app caches and renders)."""
+        return orjson.dumps(self.to_dict()).decode()
+
+
+def diff_rows(rows: list[DiffRow], limit: int = MAX_DIFF_ROWS) -> list[dict[str, str]]:
+    """State diff rows as previews, at most ``limit`` of them."""
+    return [
+        {"path": r.path, "kind": r.kind, "old": preview(r.old), "new": preview(r.new)}
+        for r in rows[:limit]
+    ]
+
+
+def budget_rows(ckpt: Checkpoint, prev: Checkpoint | None) -> list[dict[str, Any]]:
+    """Budgets consumed at a checkpoint, the change since ``prev`` and the run's limits."""
+    limits = ckpt.metadata.get("limits") if isinstance(ckpt.metadata, dict) else None
+    limits = limits if isinstance(limits, dict) else {}
+    rows = []
+    for column, limit_key in BUDGETS:
+        spent = getattr(ckpt.budgets, column)
+        before = getattr(prev.budgets, column) if prev else 0
+        limit = limits.get(limit_key)
+        share = spent / limit if isinstance(limit, int | float) and limit > 0 else None
+        rows.append(
+            {
+                "name": column,
+                "spent": spent,
+                "delta": spent - before,
+                "limit": limit,
+                "share": share,
+            }
+        )
+    return rows
+
+
+def pending_rows(ckpt: Checkpoint, effects: list[Effect]) -> list[dict[str, Any]]:
+    """Pending effects of a checkpoint with what the effects log says about each key."""
+    logged: dict[str, str] = {}
+    for e in effects:
+        if e.idempotency_key:
+            logged[e.idempotency_key] = e.status  # later rows win: the latest outcome
+    rows = []
+    for item in ckpt.pending_effects or []:
+        entry = item if isinstance(item, dict) else {"value": item}
+        key = entry.get("idempotency_key") or entry.get("key")
+        rows.append(
+            {
+                "tool": entry.get("tool") or entry.get("name"),
+                "idempotency_key": key,
+                "status": entry.get("status", "pending"),
+                "logged_status": logged.get(str(key)) if key else None,
+                "args": preview(entry.get("args")),
+            }
+        )
+    return rows
+
+
+def _flat_metadata(ckpt: Checkpoint) -> dict[str, Any]:
+    flat: dict[str, Any] = {
+        "model_version": ckpt.model_version,
+        "schema_version": ckpt.schema_version,
+    }
+    for tool, version in sorted((ckpt.tool_versions or {}).items()):
+        flat[f"tool_versions.{tool}"] = version
+    meta = ckpt.metadata if isinstance(ckpt.metadata, dict) else {"metadata": ckpt.metadata}
+    for key, value in sorted(meta.items()):
+        flat[f"metadata.{key}"] = value
+    return flat
+
+
+_META_PATH = re.compile(r"^root\['([^']*)'\](?:\['([^']*)'\])?")
+
+
+def _flat_key(path: str) -> str:
+    """``root['metadata']['status']`` -> ``metadata.status``; ``root['model_version']`` ->
+    ``model_version`` (the keys of :func:`_flat_metadata`)."""
+    m = _META_PATH.match(path)
+    if not m:
+        return path
+    return f"{m.group(1)}.{m.group(2)}" if m.group(2) is not None else m.group(1)
+
+
+def metadata_rows(
+    ckpt: Checkpoint, prev: Checkpoint | None, changes: list[DiffRow]
+) -> list[dict[str, Any]]:
+    """Versions and metadata of a checkpoint, each marked when ``changes`` (the metadata
+    rows of :func:`debugger.diff.diff_checkpoints`) touch it."""
+    now = _flat_metadata(ckpt)
+    before = _flat_metadata(prev) if prev else {}
+    changed = {_flat_key(r.path) for r in changes}
+    keys = list(now) + [k for k in before if k not in now]
+    return [
+        {
+            "key": k,
+            "value": preview(now.get(k)),
+            "previous": preview(before.get(k)) if prev else None,
+            "changed": k in changed or k.split(".")[0] in changed,
+        }
+        for k in keys
+    ]
+
+
+def call_rows(calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """A step's tool and model calls as preview rows."""
+    return [
+        {
+            "seq": c.seq,
+            "kind": c.kind,
+            "name": c.name,
+            "request": preview(c.request),
+            "response": preview(c.response),
+            "error": c.error,
+            "idempotency_key": c.idempotency_key,
+            "is_write": c.is_write,
+        }
+        for c in calls
+    ]
+
+
+def step_view(
+    store: Store,
+    run_id: str,
+    step: int | None = None,
+    checkpoint_id: str | None = None,
+    ignore_paths: tuple[str, ...] = (),
+    refs: list[StepRef] | None = None,
+) -> StepView:
+    """Build the Timeline's data for one step (the head when neither step nor id is given).
+
+    The step is compared with its parent checkpoint (or the one written before it), so the
+    diff shows what this step changed, also on a branch of a fork.
+
+    Args:
+        store: the store.
+        run_id: the run.
+        step: the step (the newest checkpoint at that step).
+        checkpoint_id: a checkpoint, when a step has several (forks, re-executed steps).
+        ignore_paths: state paths left out of the diff (noisy fields such as timestamps).
+        refs: the run's :func:`step_refs`, when the caller already has them (the app caches
+            them per run, so a step change reads only the two checkpoints it shows).
+
+    Raises:
+        NotFound: no such run or step.
+    """
+    refs = refs if refs is not None else step_refs(store, run_id)
+    if not refs:  # a run without checkpoints: the store raises NotFound with its hint
+        return view_of(store, store.checkpoint(run_id, step, checkpoint_id), None, ignore_paths)
+    pos = find_ref(refs, step, checkpoint_id)
+    if step is not None and checkpoint_id is None and refs[pos].step_index != step:
+        store.checkpoint(run_id, step)  # the step does not exist: raises NotFound
+    prev_ref = previous_ref(refs, pos)
+    prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
+    return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
+
+
+def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Checkpoint:
+    """Read the checkpoint of ``ref``: by step (an indexed point read) when it is alone at
+    its step, else by checkpoint id."""
+    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
+    if alone:
+        return store.checkpoint(run_id, step=ref.step_index)
+    return store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
+
+
+def view_of(
+    store: Store, ckpt: Checkpoint, prev: Checkpoint | None, ignore_paths: tuple[str, ...] = ()
+) -> StepView:
+    """The step view of a checkpoint compared with ``prev`` (None: everything is new).
+
+    Raises:
+        DiffOptionError: an ignore pattern is malformed.
+    """
+    if prev is None:
+        state = diff_states({}, ckpt.working_state, ignore_paths)
+        meta: list[DiffRow] = []
+        effect_changes: list[dict[str, Any]] = []
+    else:
+        cd = diff_checkpoints(prev, ckpt, ignore_paths)
+        state, meta = cd.state, cd.metadata
+        effect_changes = [
+            {
+                "idempotency_key": e.idempotency_key,
+                "change": e.change,
+                "tool": e.tool,
+                "old_status": e.old_status,
+                "new_status": e.new_status,
+            }
+            for e in cd.effects
+        ]
+    return StepView(
+        run_id=ckpt.run_id,
+        step_index=ckpt.step_index,
+        checkpoint_id=ckpt.checkpoint_id,
+        parent_id=ckpt.parent_id,
+        created_at=ckpt.created_at.isoformat() if ckpt.created_at else None,
+        schema_version=ckpt.schema_version,
+        state_bytes=ckpt.state_bytes,
+        previous=(
+            {"step_index": prev.step_index, "checkpoint_id": prev.checkpoint_id} if prev else None
+        ),
+        diff=diff_rows(state),
+        diff_total=len(state),
+        budgets=budget_rows(ckpt, prev),
+        pending_effects=pending_rows(
+            ckpt, store.effects(ckpt.run_id) if ckpt.pending_effects else []
+        ),
+        effect_changes=effect_changes,
+        metadata=metadata_rows(ckpt, prev, meta),
+        model_version_changed=prev is not None and prev.model_version != ckpt.model_version,
+        calls=call_rows(store.tool_calls(ckpt.run_id, ckpt.step_index)),
+    )
+
+
+def budget_series(store: Store, run_id: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Budgets over the run's checkpoints (write order) and the run's limits.
+
+    Returns:
+        A frame with step_index, tokens_spent, steps_spent, wall_clock_ms (one row per
+        checkpoint) and the limits from the head's ``metadata.limits``.
+    """
+    frame = store.timeline(run_id)
+    cols = ["step_index", "tokens_spent", "steps_spent", "wall_clock_ms"]
+    return frame[cols].reset_index(drop=True), dict(store.run(run_id).limits or {})

@@ -1,0 +1,120 @@
+"""Import page: a file path, an uploaded file or a Postgres URL, with progress and the report.
+
+The app serves the store read-only; for an import its connections are closed, the store is
+opened writable for the import only, then read-only again for every session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from debugger.pages_data.imports import UPLOAD_SUFFIXES, ImportResult, import_into, import_upload
+from debugger.ui.common import get_store, guarded, reopen_store, store_path
+
+TITLE = "Import"
+ICON = ":material/upload:"
+URL = "import"
+
+KINDS = ("A file path", "An uploaded file", "A Postgres URL")
+
+
+def _progress_bar() -> Any:
+    bar = st.progress(0.0, text="Starting the import…")
+
+    def report(table: str, done: int, total: int | None) -> None:
+        if total:
+            bar.progress(min(done / total, 1.0), text=f"{table}: {done:,} of {total:,} rows")
+        else:
+            bar.progress(0.5, text=f"{table}: {done:,} rows")
+
+    return report
+
+
+def _source_inputs() -> tuple[str, Any]:
+    kind = st.radio("Source", KINDS, horizontal=True, key="import_kind")
+    if kind == KINDS[1]:
+        upload = st.file_uploader(
+            "Checkpoint file", type=[s[1:] for s in UPLOAD_SUFFIXES], key="import_upload"
+        )
+        return kind, upload
+    if kind == KINDS[2]:
+        url = st.text_input(
+            "Postgres URL", key="import_url", placeholder="postgresql://reader@db.internal/agents"
+        )
+        return kind, url.strip()
+    path = st.text_input(
+        "Path (SQLite file, Parquet file, directory or glob)",
+        key="import_path",
+        placeholder="sample_checkpoints/data/native.sqlite",
+    )
+    return kind, path.strip()
+
+
+def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportResult | None:
+    reopen_store()  # close the app's read-only connections before the writable open
+    progress = _progress_bar()
+    try:
+        if kind == KINDS[1]:
+            return guarded(
+                import_upload,
+                store_path(),
+                source.name,
+                source.getvalue(),
+                flavour,
+                mapping,
+                progress,
+            )
+        return guarded(import_into, store_path(), source, flavour, mapping, progress)
+    finally:
+        reopen_store()  # every session reads the new data through a fresh connection
+
+
+def _report(result: ImportResult) -> None:
+    report = result.report
+    st.success(report.summary(), icon=":material/check_circle:")
+    st.caption(f"{report.kind} ({report.flavour}) {report.location}")
+    rows = [{"table": t, **c.__dict__} for t, c in report.tables.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    if report.quarantine_reasons:
+        st.warning(f"{report.total.quarantined:,} rows quarantined:", icon=":material/block:")
+        reasons = [{"reason": r, "rows": n} for r, n in report.quarantine_reasons.items()]
+        st.dataframe(pd.DataFrame(reasons), hide_index=True, width="stretch")
+        st.markdown("#### Quarantined rows")
+        st.dataframe(result.quarantined, hide_index=True, width="stretch")
+
+
+def page() -> None:
+    """Render the Import page."""
+    st.title("Import")
+    st.caption(f"Into the store `{store_path()}`. Re-importing a source adds only new rows.")
+    kind, source = _source_inputs()
+    c1, c2 = st.columns(2)
+    flavour = c1.selectbox(
+        "Flavour", ("auto", "native", "langgraph", "mapped"), key="import_flavour"
+    )
+    mapping = c2.text_input("Mapping file (TOML, for other table shapes)", key="import_mapping")
+    if st.button("Import", type="primary", disabled=not source, key="import_go"):
+        result = _run_import(kind, source, flavour, mapping.strip())
+        if result is not None:
+            st.session_state["import_last"] = result
+    last = st.session_state.get("import_last")
+    if isinstance(last, ImportResult):
+        _report(last)
+    _history()
+
+
+def _history() -> None:
+    if not Path(store_path()).exists():
+        st.info("No store yet: the first import creates it.")
+        return
+    store = get_store()
+    if store is None:
+        return
+    sources = guarded(store.sources)
+    if sources is not None and not sources.empty:
+        st.markdown("#### Imports so far")
+        st.dataframe(sources, hide_index=True, width="stretch")

@@ -1,0 +1,220 @@
+"""Rendering pieces the pages share: a run's header, one step's view, charts, the fork tree.
+
+Only presentation: every value comes from :mod:`debugger.pages_data` or the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from debugger import fork_tree as forks
+from debugger.model import Run
+from debugger.pages_data import STATUS_MARKS
+
+STATUS_COLOURS = {
+    "completed": "green",
+    "in_progress": "blue",
+    "parked": "orange",
+    "budget_exhausted": "violet",
+    "failed": "red",
+    "crashed": "red",
+}
+
+
+def status_badge(status: str) -> str:
+    """Markdown badge of a run status."""
+    return f":{STATUS_COLOURS.get(status, 'gray')}-badge[{STATUS_MARKS.get(status, '')} {status}]"
+
+
+def run_header(run: Run) -> None:
+    """Title and facts of a run: status, agent, steps, budgets, versions, last error."""
+    st.markdown(f"## {run.run_id} &nbsp; {status_badge(run.status)}")
+    st.caption(f"Why: {run.status_reason}")
+    cols = st.columns(6)
+    cols[0].metric("Agent", run.agent or "—")
+    cols[1].metric("Steps", f"{run.first_step}–{run.last_step}")
+    cols[2].metric("Checkpoints", run.checkpoint_count)
+    cols[3].metric("Tokens", f"{run.budgets.tokens_spent:,}", help=_limit(run, "tokens"))
+    cols[4].metric(
+        "Wall clock",
+        f"{run.budgets.wall_clock_ms / 1000:,.1f} s",
+        help=_limit(run, "wall_clock_ms"),
+    )
+    cols[5].metric("Pending effects", run.pending_count)
+    facts = [f"**Model versions:** {', '.join(run.model_versions) or '—'}"]
+    if run.replay_of:
+        facts.append(f"**Replay of** `{run.replay_of}` from step {run.replay_from_step}")
+    st.markdown(" · ".join(facts))
+    if run.last_error:
+        st.markdown(f":red[**Last error:** {run.last_error}]")
+
+
+def _limit(run: Run, key: str) -> str | None:
+    limit = (run.limits or {}).get(key)
+    return f"limit {limit:,}" if isinstance(limit, int | float) else None
+
+
+def step_view(view: dict[str, Any], nbytes: int) -> None:
+    """One step: the diff first, then budgets, pending effects, calls and metadata."""
+    prev = view["previous"]
+    against = f"compared with step {prev['step_index']}" if prev else "first checkpoint"
+    st.markdown(
+        f"### Step {view['step_index']} "
+        f"<small style='color:#78716c'>· checkpoint `{view['checkpoint_id']}` · "
+        f"{view['created_at'] or 'no time'} · {against}</small>",
+        unsafe_allow_html=True,
+    )
+    if view["model_version_changed"]:
+        new = next(m["value"] for m in view["metadata"] if m["key"] == "model_version")
+        st.warning(f"Model version changed here: now {new}.", icon=":material/swap_horiz:")
+    for f in view["findings"]:
+        show = st.error if f["severity"] == "error" else st.warning
+        show(f"**{f['rule_id']}**: {f['message']}. Hint: {f['hint']}.", icon=":material/flag:")
+    _diff(view)
+    left, right = st.columns([2, 3])
+    with left:
+        _budgets(view["budgets"])
+    with right:
+        _pending(view["pending_effects"], view["effect_changes"])
+    _calls(view["calls"])
+    with st.expander(
+        "Run metadata and versions (changes marked)",
+        expanded=any(m["changed"] for m in view["metadata"]),
+    ):
+        _metadata(view["metadata"])
+    st.caption(f"Page data for this step: {nbytes / 1024:.1f} kB")
+
+
+def _diff(view: dict[str, Any]) -> None:
+    st.markdown("#### What changed")
+    if not view["diff"]:
+        st.info("No change in the working state since the previous step.")
+        return
+    st.dataframe(
+        pd.DataFrame(view["diff"]),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "path": st.column_config.TextColumn("Path", width="medium"),
+            "kind": "Kind",
+            "old": "Before",
+            "new": "After",
+        },
+    )
+    if view["diff_total"] > len(view["diff"]):
+        st.caption(f"{view['diff_total'] - len(view['diff'])} more changes: see the Diff page.")
+
+
+def _budgets(budgets: list[dict[str, Any]]) -> None:
+    st.markdown("#### Budgets consumed")
+    for b in budgets:
+        limit = f" of {b['limit']:,}" if isinstance(b["limit"], int | float) else ""
+        st.markdown(
+            f"**{b['name']}**: {b['spent']:,}{limit} "
+            f"<small style='color:#78716c'>(+{b['delta']:,} this step)</small>",
+            unsafe_allow_html=True,
+        )
+        if b["share"] is not None:
+            st.progress(min(float(b["share"]), 1.0), text=f"{b['share']:.0%} of the limit")
+
+
+def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> None:
+    st.markdown("#### Pending effects")
+    for c in changes:
+        st.markdown(
+            f"- `{c['idempotency_key']}` ({c['tool']}): **{c['change']}** at this step"
+            + (
+                f", {c['old_status']} → {c['new_status']}"
+                if c["change"] == "status_changed"
+                else ""
+            )
+        )
+    if not pending:
+        st.caption("None in flight at this checkpoint.")
+        return
+    st.error(
+        f"{len(pending)} effect(s) in flight: check each key against the system of "
+        "record before resuming.",
+        icon=":material/pending_actions:",
+    )
+    st.dataframe(
+        pd.DataFrame(pending),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "tool": "Tool",
+            "idempotency_key": "Idempotency key",
+            "status": "Status",
+            "logged_status": "Effects log",
+            "args": "Args",
+        },
+    )
+
+
+def _calls(calls: list[dict[str, Any]]) -> None:
+    st.markdown("#### Tool and model calls of this step")
+    if not calls:
+        st.caption("No recorded calls at this step.")
+        return
+    st.dataframe(
+        pd.DataFrame(calls),
+        hide_index=True,
+        width="stretch",
+        column_config={"is_write": st.column_config.CheckboxColumn("write")},
+    )
+
+
+def _metadata(rows: list[dict[str, Any]]) -> None:
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "", ["● changed" if c else "" for c in frame["changed"]])
+    styled = frame.drop(columns=["changed"]).style.apply(
+        lambda r: ["background-color: #ffedd5" if r.iloc[0] else ""] * len(r), axis=1
+    )
+    st.dataframe(styled, hide_index=True, width="stretch")
+
+
+def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
+    """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
+    charts = []
+    for column, limit_key in (
+        ("tokens_spent", "tokens"),
+        ("steps_spent", "steps"),
+        ("wall_clock_ms", "wall_clock_ms"),
+    ):
+        data = series.reset_index().rename(columns={"index": "checkpoint"})
+        base = (
+            alt.Chart(data)
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("checkpoint:Q", title="checkpoint (write order)"),
+                y=alt.Y(f"{column}:Q", title=column),
+                tooltip=["step_index", column],
+            )
+        )
+        limit = limits.get(limit_key)
+        if isinstance(limit, int | float):
+            rule = (
+                alt.Chart(pd.DataFrame({"limit": [limit]}))
+                .mark_rule(color="#dc2626", strokeDash=[4, 3])
+                .encode(y="limit:Q")
+            )
+            base = base + rule
+        charts.append(base.properties(height=140, width=180))
+    st.altair_chart(alt.hconcat(*charts), width="stretch")
+    if not limits:
+        st.caption("The run records no limits (metadata.limits).")
+
+
+def fork_tree(tree: forks.ForkTree) -> None:
+    """The fork tree as a graph, or a line saying the run does not branch."""
+    if not tree.forks:
+        n = sum(len(s.checkpoints) for s in tree.segments)
+        st.caption(f"No forks: one line of {n} checkpoints, no replays.")
+        return
+    st.graphviz_chart(forks.fork_dot(tree), width="stretch")
+    if tree.branch_points:
+        st.caption(f"Branches after checkpoint(s): {', '.join(tree.branch_points)}")
