@@ -466,10 +466,13 @@ def rerun_as_current(run_id: str, work: Path) -> Path:
     """Play a scenario's ticket with the current (v3) agent into ``work``; returns the runs file.
 
     The migration tests compare a schema-v1 or v2 run, migrated, with this: what the current
-    runtime writes for the same ticket at the same times.
+    runtime writes for the same ticket at the same times. The scenarios before it are played
+    first, so the ledger hands out the same refund and message ids.
     """
-    s = by_id(run_id)
+    target = by_id(run_id)
     env = Env(work)
-    env.seed([s])
-    _run(env, s, _clock(s), runtime_agent=RefundDesk())
+    env.seed(SCENARIOS)
+    for s in SCENARIOS[: SCENARIOS.index(target)]:
+        s.play(env, s)
+    _run(env, target, _clock(target), runtime_agent=RefundDesk())
     return env.runs_db
