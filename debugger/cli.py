@@ -80,6 +80,7 @@ def import_cmd(
       stepscope import postgresql://reader@db.internal/agents
     """
     from loaders import ImportOptions, import_source
+    from loaders.base import check_source
 
     options = ImportOptions(
         flavour=flavour,
@@ -87,6 +88,7 @@ def import_cmd(
         batch_rows=batch_rows,
         progress=None if as_json else _progress(quiet),
     )
+    check_source(source, options)  # bad input fails before a store is created or locked
     with open_store(store_path, read_only=False) as store:
         report = import_source(store, source, options)
     if as_json:

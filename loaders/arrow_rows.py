@@ -34,7 +34,15 @@ def column_array(values: Sequence[Any], declared: pa.DataType | None = None) -> 
         return _as_text(values)
     if pa.types.is_null(arr.type):
         return pa.array(values, type=pa.string())
+    if declared is None and pa.types.is_floating(arr.type) and _has_int(values):
+        # one REAL among INTEGERs would turn 3 into 3.0 and get every row of the batch
+        # rejected as "not an integer"; as text, only the row holding 12.5 is
+        return _as_text(values)
     return arr
+
+
+def _has_int(values: Sequence[Any]) -> bool:
+    return any(type(v) is int for v in values)
 
 
 def rows_to_batch(

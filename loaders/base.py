@@ -167,6 +167,24 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour:
     )
 
 
+def check_source(source: str, options: ImportOptions | None = None) -> str:
+    """Open a source and pick its flavour without touching a store.
+
+    The CLI calls this first, so a mistyped path or a corrupt file fails before a store is
+    created or locked.
+
+    Returns:
+        The flavour that would be used.
+
+    Raises:
+        SourceError, FlavourError, MappingError: as :func:`import_source`.
+    """
+    from loaders.registry import open_reader
+
+    with open_reader(source) as reader:
+        return choose_flavour(reader, options or ImportOptions()).name
+
+
 def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
     """Import one source into the store: read, map, validate, insert, derive runs.
 

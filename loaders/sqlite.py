@@ -31,6 +31,29 @@ def is_sqlite_file(path: Path) -> bool:
         return False
 
 
+def is_wal_at_rest(path: Path) -> bool:
+    """True for a WAL-mode database that no connection has open (no -wal or -shm beside it)."""
+    try:
+        with path.open("rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    at_rest = not any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    return len(header) == 20 and header[18] == 2 and at_rest
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only without creating anything beside it.
+
+    A WAL-mode database opened with ``mode=ro`` still creates ``-wal`` and ``-shm`` files
+    next to it, and fails in a read-only directory. When neither file exists, nothing is
+    in flight, so ``immutable=1`` reads the main file alone. When they exist (a live
+    writer), ``mode=ro`` is needed to see the rows still in the WAL.
+    """
+    uri = path.resolve().as_uri() + "?mode=ro"
+    return uri + "&immutable=1" if is_wal_at_rest(path) else uri
+
+
 class SqliteReader(SourceReader):
     """Reads tables of a SQLite file through the stdlib driver in read-only mode."""
 
@@ -46,7 +69,7 @@ class SqliteReader(SourceReader):
                 f"{path} is not a SQLite database (no SQLite header)",
                 "pass a SQLite file, a Parquet file or directory, or a postgresql:// URL",
             )
-        uri = p.resolve().as_uri() + "?mode=ro"
+        uri = read_only_uri(p)
         try:
             # check_same_thread=False: DuckDB may consume our batches on a worker thread
             self.con = sqlite3.connect(uri, uri=True, check_same_thread=False)

@@ -45,7 +45,12 @@ def column_text(name: str, arrow_type: pa.DataType, as_json: bool) -> str:
     col = ident(name)
     if as_json and not _is_text(arrow_type) and not pa.types.is_null(arrow_type):
         if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
-            return f"CAST({col} AS VARCHAR)"
+            # decode() reads the bytes as UTF-8; CAST(blob AS VARCHAR) would escape them
+            # ('{\\x22a\\x22...') and every JSON document stored as a BLOB would be rejected
+            return (
+                f"CASE WHEN {col} IS NOT NULL THEN "
+                f"coalesce(try(decode({col})), '(bytes that are not UTF-8)') END"
+            )
         return f"CAST(to_json({col}) AS VARCHAR)"
     return col
 

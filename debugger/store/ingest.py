@@ -300,11 +300,14 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _ins AS
-        SELECT nextval('ckpt_seq') AS ckpt_key,
+        SELECT (SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows) + row_number() OVER (
+                   ORDER BY n.run_id, n.step_index, n.created_at, n._key) AS ckpt_key,
                k.run_num * {RUN_SHIFT} + (n.step_index + {STEP_OFFSET}) AS lookup_key,
                n.*, strlen(n.ws) AS state_bytes, md5(n.ws) AS state_hash
         FROM _new n JOIN run_keys k USING (run_id)
-        ORDER BY n.run_id, n.step_index, n.created_at"""
+        -- ckpt_key is the write order (head and parent tie-breaks): numbered after sorting,
+        -- because nextval() in a parallel projection hands out keys in no particular order
+        ORDER BY ckpt_key"""
     )
     con.execute(
         f"""

@@ -1,0 +1,130 @@
+"""Rows that fail validation go to quarantine with a reason, and the counts add up."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import debugger
+from tests.fixtures.native import COLUMNS, native_rows, stepscope, stepscope_json
+
+GOOD = native_rows(1, 3)
+
+
+def bad(**changes: Any) -> dict[str, Any]:
+    return {**GOOD[0], "step_index": 100 + len(changes), **changes}
+
+
+BAD_ROWS: dict[str, dict[str, Any]] = {
+    "working_state is not valid JSON": bad(step_index=10, working_state='{"a": 1'),
+    "missing working_state": bad(step_index=11, working_state=None),
+    "missing run_id": bad(run_id=None),
+    "missing step_index": bad(step_index=None),
+    "negative tokens_spent: -5": bad(step_index=12, tokens_spent=-5),
+    "negative wall_clock_ms: -1": bad(step_index=13, wall_clock_ms=-1),
+    "step_index is not an integer: abc": bad(step_index="abc"),
+    "step_index is not an integer: 12.5": bad(step_index=12.5),
+    "created_at is not a timestamp: yesterday": bad(step_index=14, created_at="yesterday"),
+    "pending_effects is not a JSON array": bad(step_index=15, pending_effects='{"x": 1}'),
+    "metadata is not a JSON object": bad(step_index=16, metadata="[1, 2]"),
+    "tool_versions is not a JSON object": bad(step_index=17, tool_versions='"1.0"'),
+}
+BAD_EFFECTS = {
+    "effect status must be pending, committed, failed or unknown: sent": (
+        "run-0", 1, "k-1", "send_email", "{}", "sent"),
+    "missing tool": ("run-0", 1, "k-2", None, "{}", "committed"),
+    "args is not valid JSON": ("run-0", 1, "k-3", "send_email", "{oops", "committed"),
+}  # fmt: skip
+BAD_CALLS = {
+    "call kind must be tool or model: rpc": ("run-0", 1, 1, "rpc", "lookup"),
+    "negative seq: -3": ("run-0", 1, -3, "tool", "lookup"),
+}
+
+
+@pytest.fixture
+def dirty_source(tmp_path: Path) -> Path:
+    """A SQLite source with good rows and one row for each reason."""
+    path = tmp_path / "dirty.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE checkpoints ({', '.join(COLUMNS)})")
+    rows = [*GOOD, *BAD_ROWS.values()]
+    con.executemany(
+        f"INSERT INTO checkpoints VALUES ({', '.join('?' for _ in COLUMNS)})",
+        [tuple(r[c] for c in COLUMNS) for r in rows],
+    )
+    con.execute("CREATE TABLE effects (run_id, step_index, idempotency_key, tool, args, status)")
+    con.execute("INSERT INTO effects VALUES ('run-0', 1, 'k-0', 'send_email', '{}', 'committed')")
+    con.executemany("INSERT INTO effects VALUES (?, ?, ?, ?, ?, ?)", list(BAD_EFFECTS.values()))
+    con.execute("CREATE TABLE tool_calls (run_id, step_index, seq, kind, name)")
+    con.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?)", list(BAD_CALLS.values()))
+    con.commit()
+    con.close()
+    return path
+
+
+def test_every_bad_row_is_quarantined_with_its_reason(dirty_source: Path) -> None:
+    report = stepscope_json("import", dirty_source)
+    expected = {**dict.fromkeys(BAD_ROWS, 1), **dict.fromkeys(BAD_EFFECTS, 1),
+                **dict.fromkeys(BAD_CALLS, 1)}  # fmt: skip
+    assert report["quarantine_reasons"] == expected
+    assert report["tables"]["checkpoints"] == {
+        "read": len(GOOD) + len(BAD_ROWS), "imported": len(GOOD), "already_present": 0,
+        "quarantined": len(BAD_ROWS),
+    }  # fmt: skip
+    for counts in [*report["tables"].values(), report["total"]]:
+        assert counts["read"] == (
+            counts["imported"] + counts["already_present"] + counts["quarantined"]
+        )
+    with debugger.open("stepscope.duckdb") as store:
+        q = store.quarantine()
+        assert sorted(q["reason"]) == sorted(expected)
+        raw = q[q["reason"] == "negative tokens_spent: -5"]["raw"].iloc[0]
+        assert json.loads(raw)["tokens_spent"] == -5
+        assert [c.step_index for c in store.checkpoints("run-0")] == [0, 1, 2]
+
+
+def test_the_report_line_adds_up(dirty_source: Path) -> None:
+    result = stepscope("import", dirty_source)
+    assert result.exit_code == 0
+    n = len(GOOD) + len(BAD_ROWS) + len(BAD_EFFECTS) + len(BAD_CALLS) + 1
+    q = len(BAD_ROWS) + len(BAD_EFFECTS) + len(BAD_CALLS)
+    assert f"read {n} rows = {n - q} imported + 0 already present + {q} quarantined" in (
+        result.stdout
+    )
+    assert "quarantined 1: negative tokens_spent: -5" in result.stdout
+
+
+def test_reimport_does_not_duplicate_quarantine(dirty_source: Path) -> None:
+    stepscope_json("import", dirty_source)
+    again = stepscope_json("import", dirty_source)
+    assert again["total"]["imported"] == 0
+    assert again["total"]["quarantined"] == len(BAD_ROWS) + len(BAD_EFFECTS) + len(BAD_CALLS)
+    with debugger.open("stepscope.duckdb") as store:
+        assert len(store.quarantine()) == len(BAD_ROWS) + len(BAD_EFFECTS) + len(BAD_CALLS)
+        sources = store.sources()
+        assert list(sources["quarantined"]) == [again["total"]["quarantined"]] * 2
+
+
+def test_payload_form_rejects_a_payload_that_is_not_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "payload.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE checkpoints (run_id TEXT, step_index INTEGER, payload TEXT)")
+    con.executemany(
+        "INSERT INTO checkpoints VALUES (?, ?, ?)",
+        [("r", 0, '{"working_state": {"a": 1}}'), ("r", 1, "[1]"), ("r", 2, "{bad"),
+         ("r", 3, None), ("r", 4, '{"tokens_spent": 5}')],
+    )  # fmt: skip
+    con.commit()
+    con.close()
+    report = stepscope_json("import", path)
+    assert report["quarantine_reasons"] == {
+        "payload is not a JSON object": 1,
+        "payload is not valid JSON": 1,
+        "missing payload": 1,
+        "missing working_state": 1,
+    }
+    assert report["total"]["imported"] == 1

@@ -1,0 +1,170 @@
+"""Source-kind details: sources stay untouched, SQLite typing quirks, Parquet layouts, times."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import debugger
+from tests.fixtures.native import (
+    COLUMNS,
+    WRITERS,
+    effect_rows,
+    native_rows,
+    stepscope_json,
+    tool_call_rows,
+    write_native_sqlite,
+)
+
+
+def digest(path: Path) -> dict[str, str]:
+    """Hash of every file under ``path`` (or of ``path`` itself)."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_sqlite_source_is_not_written_nor_given_side_files(
+    journal_mode: str, tmp_path: Path
+) -> None:
+    src_dir = tmp_path / "src"
+    src_dir.mkdir()
+    path = write_native_sqlite(src_dir / "n.sqlite", native_rows(), effect_rows(),
+                               tool_call_rows())  # fmt: skip
+    con = sqlite3.connect(path)
+    assert con.execute(f"PRAGMA journal_mode={journal_mode}").fetchone()[0] == journal_mode
+    con.close()
+    before = digest(src_dir)
+    assert stepscope_json("import", path)["total"]["imported"] > 0
+    assert stepscope_json("import", path)["total"]["imported"] == 0
+    # a WAL-mode file opened with mode=ro alone would leave -wal and -shm beside it
+    assert digest(src_dir) == before
+
+
+def test_sqlite_rows_still_in_the_wal_of_a_live_writer_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "live.sqlite"
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA journal_mode=wal")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("CREATE TABLE checkpoints (run_id TEXT, step_index INT, working_state TEXT)")
+    writer.commit()
+    writer.executemany(
+        "INSERT INTO checkpoints VALUES ('live', ?, ?)", [(s, "{}") for s in range(4)]
+    )
+    writer.commit()
+    try:
+        assert stepscope_json("import", path)["total"]["imported"] == 4
+    finally:
+        writer.close()
+
+
+def test_parquet_sources_are_not_written(tmp_path: Path) -> None:
+    w = WRITERS["parquet-dir"](tmp_path / "src", native_rows(), effect_rows(), tool_call_rows())
+    before = digest(tmp_path / "src")
+    stepscope_json("import", str(w if isinstance(w, str) else w.source))
+    assert digest(tmp_path / "src") == before
+
+
+def test_json_stored_as_sqlite_blobs_is_decoded_as_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "blobs.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE checkpoints (run_id TEXT, step_index INT, working_state BLOB, "
+                "metadata BLOB)")  # fmt: skip
+    con.executemany(
+        "INSERT INTO checkpoints VALUES (?, ?, ?, ?)",
+        [("r", 0, json.dumps({"note": "café ü"}).encode(), b'{"agent": "a"}'),
+         ("r", 1, b"\xff\xfe not utf-8", None)],
+    )  # fmt: skip
+    con.commit()
+    con.close()
+    report = stepscope_json("import", path)
+    assert report["quarantine_reasons"] == {"working_state is not valid JSON": 1}
+    doc = stepscope_json("show", "r", "--step", "0")["checkpoint"]
+    assert doc["working_state"] == {"note": "café ü"}
+    assert doc["metadata"] == {"agent": "a"}
+
+
+def test_one_real_in_an_integer_column_rejects_only_its_row(tmp_path: Path) -> None:
+    # SQLite keeps 12.5 as REAL in an INTEGER column; the other rows must still import
+    rows = native_rows(1, 4)
+    rows[2]["step_index"] = 12.5
+    path = write_native_sqlite(tmp_path / "n.sqlite", rows)
+    report = stepscope_json("import", path)
+    assert report["quarantine_reasons"] == {"step_index is not an integer: 12.5": 1}
+    assert report["total"]["imported"] == 3
+
+
+def test_hive_partition_column_that_is_also_in_the_files(tmp_path: Path) -> None:
+    rows = native_rows()
+    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows])
+    for run_id in ("run-0", "run-1", "run-2"):
+        part = tmp_path / "export" / f"run_id={run_id}"
+        part.mkdir(parents=True)
+        pq.write_table(table.filter(pa.compute.equal(table["run_id"], run_id)),
+                       part / "0.parquet")  # fmt: skip
+    report = stepscope_json("import", tmp_path / "export")
+    assert report["total"]["imported"] == len(rows)
+    runs = stepscope_json("runs")["runs"]
+    assert sorted(r["run_id"] for r in runs) == ["run-0", "run-1", "run-2"]
+
+
+def test_hive_partition_values_that_look_like_numbers_stay_run_ids(tmp_path: Path) -> None:
+    rows = [dict(r, run_id=str(1000 + int(r["run_id"][-1]))) for r in native_rows()]
+    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows])
+    pa.dataset.write_dataset(table, tmp_path / "export", format="parquet",
+                             partitioning=["run_id"], partitioning_flavor="hive")  # fmt: skip
+    stepscope_json("import", tmp_path / "export")
+    runs = stepscope_json("runs")["runs"]
+    assert sorted(r["run_id"] for r in runs) == ["1000", "1001", "1002"]
+    assert stepscope_json("show", "1001", "--step", "4")["checkpoint"]["pending_effects"]
+
+
+def test_parquet_json_columns_written_as_structs_and_lists(tmp_path: Path) -> None:
+    rows = []
+    for r in native_rows(1, 3):
+        row = {c: r[c] for c in COLUMNS}
+        for c in ("working_state", "pending_effects", "tool_versions"):
+            row[c] = json.loads(r[c])
+        rows.append(row)
+    rows[0]["pending_effects"] = [{"tool": "t", "idempotency_key": "k", "args": {"n": 1}}]
+    rows[1]["pending_effects"] = [{"tool": "t", "idempotency_key": "k", "args": {"n": 1}}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "nested.parquet")
+    assert stepscope_json("import", tmp_path / "nested.parquet")["total"]["quarantined"] == 0
+    doc = stepscope_json("show", "run-0", "--step", "2")["checkpoint"]
+    assert doc["working_state"] == json.loads(native_rows(1, 3)[2]["working_state"])
+    assert doc["tool_versions"] == {"lookup_order": "1.0"}
+    first = stepscope_json("show", "run-0", "--step", "0")["checkpoint"]
+    assert first["pending_effects"] == [{"tool": "t", "idempotency_key": "k", "args": {"n": 1}}]
+
+
+def test_created_at_naive_offset_and_typed_timestamps_agree(tmp_path: Path) -> None:
+    texts = ["2026-11-01T10:00:00", "2026-11-01T12:00:00+02:00", "2026-11-01 05:00:00-05:00",
+             "2026-11-01T10:00:00Z"]  # fmt: skip
+    rows = [dict(native_rows(1, 1)[0], run_id=f"r{i}", created_at=t) for i, t in enumerate(texts)]
+    write_native_sqlite(tmp_path / "times.sqlite", rows)
+    stepscope_json("import", tmp_path / "times.sqlite")
+    stamps = {
+        pa_type: pa.array([datetime(2026, 11, 1, 10)], type=pa_type)
+        for pa_type in (pa.timestamp("us"), pa.timestamp("ms", tz="UTC"))
+    }
+    stamps[pa.timestamp("s", tz="Europe/Paris")] = pa.array(
+        [datetime.fromisoformat("2026-11-01T11:00:00+01:00")],
+        type=pa.timestamp("s", tz="Europe/Paris"),
+    )
+    for i, arr in enumerate(stamps.values()):
+        row = {c: [native_rows(1, 1)[0][c]] for c in COLUMNS}
+        row["run_id"] = [f"p{i}"]
+        table = pa.table({**row, "created_at": arr})
+        pq.write_table(table, tmp_path / f"t{i}.parquet")
+        stepscope_json("import", tmp_path / f"t{i}.parquet")
+    with debugger.open("stepscope.duckdb") as store:
+        runs = store.run_records()
+        assert len(runs) == 7
+        assert {r.last_at for r in runs} == {datetime(2026, 11, 1, 10)}
