@@ -71,16 +71,22 @@ def lineage(checkpoints: list[Checkpoint]) -> tuple[list[Checkpoint], list[Check
     return path[::-1], branches
 
 
-def _fork_findings(path: list[Checkpoint], branches: list[Checkpoint]) -> list[Finding]:
-    on_path = {c.checkpoint_id: c for c in path}
+def _fork_findings(
+    checkpoints: list[Checkpoint], path: list[Checkpoint], branches: list[Checkpoint]
+) -> list[Finding]:
+    on_path = {c.checkpoint_id for c in path}
+    by_id = {c.checkpoint_id: c for c in checkpoints}
     out = []
     for b in branches:
+        fork: Checkpoint | None = b
+        while fork is not None and fork.checkpoint_id not in on_path:
+            fork = by_id.get(fork.parent_id) if fork.parent_id else None
+        since = f", forked from step {fork.step_index}" if fork is not None else ""
         out.append(
             Finding(
                 "fork", "info", b.step_index,
-                f"a branch ending at step {b.step_index} (checkpoint {b.checkpoint_id}) is not "
-                f"on the head's path; the audit follows the head"
-                + (f" (the path has {len(on_path)} checkpoints)" if on_path else ""),
+                f"a branch ending at step {b.step_index} (checkpoint {b.checkpoint_id}{since}) "
+                "is not on the head's path; the audit follows the head",
                 "open the branch in the Timeline to see the abandoned work",
             )
         )  # fmt: skip
@@ -113,7 +119,9 @@ def audit_records(
         return _unplaced(run_id, checkpoints, unplaced)
     path, branches = lineage(checkpoints)
     inp = AuditInput(run_id, checkpoints, path, effects, calls, registry, newest_stored_version)
-    findings = [f for rule in RULES for f in rule(inp)] + _fork_findings(path, branches)
+    findings = [f for rule in RULES for f in rule(inp)] + _fork_findings(
+        checkpoints, path, branches
+    )
     findings.sort(key=lambda f: f.step_index if f.step_index is not None else -(2**31))
     return _report(inp, findings, branches, status or _head_status(inp.head))
 
@@ -155,10 +163,11 @@ def _restart_reasons(inp: AuditInput, findings: Iterable[Finding]) -> list[str]:
 def _checks(
     inp: AuditInput, verify: list[EffectCheck], findings: list[Finding], status: str
 ) -> list[str]:
+    doubtful = [c for c in verify if c.status != "planned"]
     checks = [
         f"resolve {c.tool} {short(c.args)} by key {c.idempotency_key} in the system of record "
-        f"(step {c.step_index}, {c.status})"
-        for c in verify
+        f"(attempted at step {c.step_index}, {c.status})"
+        for c in doubtful
     ]
     reset = [f for f in findings if f.rule_id == "budget-reset"]
     if reset:
@@ -168,12 +177,19 @@ def _checks(
         )
     if is_parked(inp.head):
         checks.append("obtain the approval, and re-check policy and permissions at resume")
+    meta = inp.head.metadata if isinstance(inp.head.metadata, dict) else {}
     if status == "budget_exhausted":
-        checks.append("raise the exhausted limit in metadata.limits, or accept the partial result")
-    if status == "failed":
-        error = inp.head.metadata.get("error") if isinstance(inp.head.metadata, dict) else None
-        checks.append(f"fix the cause of the failure first: {error}")
+        which = meta.get("exhausted") or "exhausted"
+        checks.append(f"raise the {which} limit in metadata.limits, or accept the partial result")
+    if status == "failed" and not any(c.step_index == _failed_step(inp.head) for c in doubtful):
+        # a failure caused by a lost reply is handled by resolving that effect's key
+        checks.append(f"fix the cause of the failure first: {meta.get('error')}")
     return checks
+
+
+def _failed_step(head: Checkpoint) -> int:
+    step = head.metadata.get("failed_step") if isinstance(head.metadata, dict) else None
+    return step if isinstance(step, int) else head.step_index
 
 
 def _report(
@@ -194,8 +210,10 @@ def _report(
     checks = _checks(inp, verify, findings, status)
     verdict: VerdictKind = "resumable_after_checks" if checks else "resumable"
     reasons = checks or [f"the head at step {head.step_index} carries all six items"]
+    # a failed step is retried; otherwise the loop goes on after the head
+    next_step = _failed_step(head) if status == "failed" else head.step_index + 1
     return AuditReport(inp.run_id, verdict, reasons, findings, head.checkpoint_id,
-                       head.step_index, head.step_index + 1, verify, ids, branch_ids)  # fmt: skip
+                       head.step_index, next_step, verify, ids, branch_ids)  # fmt: skip
 
 
 def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...]:

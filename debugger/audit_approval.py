@@ -12,7 +12,7 @@ holds a read call whose name mentions policy, permission, authorization or appro
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from debugger.model import Checkpoint, Finding
@@ -47,6 +47,15 @@ def _what(c: Checkpoint) -> str:
 
 
 def _since(c: Checkpoint) -> datetime | None:
+    m = c.metadata if isinstance(c.metadata, dict) else {}
+    interrupt = m.get("interrupt")
+    since = interrupt.get("since") if isinstance(interrupt, dict) else None
+    if isinstance(since, str):
+        try:
+            parsed = datetime.fromisoformat(since)
+        except ValueError:
+            return c.created_at
+        return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
     return c.created_at
 
 
@@ -78,25 +87,44 @@ def parked(inp: AuditInput) -> list[Finding]:
     ]  # fmt: skip
 
 
-def _reauthorized(inp: AuditInput, resumed: Checkpoint) -> bool:
+def _evidence(inp: AuditInput, resumed: Checkpoint) -> str | None:
     m = resumed.metadata if isinstance(resumed.metadata, dict) else {}
-    if any(m.get(k) for k in _EVIDENCE_KEYS):
-        return True
-    calls = [t for t in inp.calls if t.step_index == resumed.step_index and not t.is_write]
-    return any(any(w in t.name.lower() for w in _EVIDENCE_WORDS) for t in calls)
+    for key in _EVIDENCE_KEYS:
+        if m.get(key):
+            return f"metadata.{key}"
+    resume = m.get("resume")
+    if isinstance(resume, dict) and resume.get("permissions"):
+        return "permissions re-checked (metadata.resume.permissions)"
+    for t in inp.calls:
+        same_step = t.step_index == resumed.step_index and not t.is_write
+        if same_step and any(w in t.name.lower() for w in _EVIDENCE_WORDS):
+            return f"{t.name} called at step {t.step_index}"
+    return None
 
 
-def resumed_without_reauth(inp: AuditInput) -> list[Finding]:
-    """A parked run resumed with no re-check of policy or permissions."""
+def resumed_after_park(inp: AuditInput) -> list[Finding]:
+    """A parked run resumed: with a re-check of policy or permissions (info), or without."""
     out = []
     for parent, child in zip(inp.lineage, inp.lineage[1:], strict=False):
-        if not is_parked(parent) or is_parked(child) or _reauthorized(inp, child):
+        if not is_parked(parent) or is_parked(child):
+            continue
+        waited = _days(_since(parent), child.created_at)
+        evidence = _evidence(inp, child)
+        if evidence:
+            out.append(
+                Finding(
+                    "resumed-after-approval", "info", child.step_index,
+                    f"resumed at step {child.step_index}{waited} parked, re-authorized at "
+                    f"resume: {evidence}",
+                    "nothing to do: an old approval was checked against today's rules",
+                )
+            )  # fmt: skip
             continue
         out.append(
             Finding(
                 "resume-without-reauthorization", "error", child.step_index,
-                f"resumed at step {child.step_index}{_days(parent.created_at, child.created_at)} "
-                f"parked, with no re-check of policy or permissions",
+                f"resumed at step {child.step_index}{waited} parked, with no re-check of "
+                "policy or permissions",
                 "re-authorize on resume: check the current policy and the approver's rights "
                 "before acting on an old approval",
             )
@@ -106,4 +134,4 @@ def resumed_without_reauth(inp: AuditInput) -> list[Finding]:
 
 def approval_rules() -> list[Callable[[AuditInput], list[Finding]]]:
     """The approval rules, in documentation order."""
-    return [parked, resumed_without_reauth]
+    return [parked, resumed_after_park]

@@ -74,16 +74,22 @@ def open_effects(inp: AuditInput) -> list[EffectCheck]:
     """Effects a resume from the head must resolve by key before going on.
 
     Those the head lists as pending, plus effects recorded at or after the head's step whose
-    key has no committed or failed row (the same rule the run status uses).
+    key has no committed or failed row (the same rule the run status uses). Status ``planned``
+    marks a pending entry that was never attempted (no effect row, not ``unknown``): a resume
+    still looks its key up, but nothing is in doubt yet.
     """
     head = inp.head
     resolved = {e.idempotency_key for e in inp.effects if e.status in DONE and e.idempotency_key}
+    attempted = {e.idempotency_key: e for e in inp.effects if e.status in OPEN}
     checks: dict[str, EffectCheck] = {}
     for p in head.pending_effects:
         key = key_of(p)
         if key and key not in resolved and isinstance(p, dict):
-            status = str(p.get("status") or "pending")
-            step = int(p.get("step_index", head.step_index))
+            row = attempted.get(key)
+            status = (
+                row.status if row else ("unknown" if p.get("status") == "unknown" else "planned")
+            )
+            step = row.step_index if row else head.step_index
             checks[key] = EffectCheck(key, str(p.get("tool", "?")), p.get("args"), step, status)
     for e in inp.effects:
         key = e.idempotency_key
@@ -96,12 +102,33 @@ def unknown_outcome(inp: AuditInput) -> list[Finding]:
     """An effect still pending, outcome unknown, at the last checkpoint."""
     return [
         _f("effect-outcome-unknown", "warning", c.step_index,
-           f"{c.tool} {short(c.args)} (key {c.idempotency_key}) is {c.status} at the last "
-           "checkpoint: it may or may not have happened",
+           f"{c.tool} {short(c.args)} (key {c.idempotency_key}) was attempted at step "
+           f"{c.step_index} and is still {c.status} at the last checkpoint: it may or may not "
+           "have happened",
            f"look up key {c.idempotency_key} in the system of record before resuming; never "
            "repeat it blindly")
         for c in open_effects(inp)
+        if c.status != "planned"
     ]  # fmt: skip
+
+
+def resume_checked(inp: AuditInput) -> list[Finding]:
+    """A resume that looked its open effects up by key (``metadata.resume.resolved_effects``)."""
+    out = []
+    for c in inp.lineage:
+        resume = c.metadata.get("resume") if isinstance(c.metadata, dict) else None
+        done = resume.get("resolved_effects") if isinstance(resume, dict) else None
+        if not done:
+            continue
+        outcomes = ", ".join(
+            f"{d.get('idempotency_key')} → {d.get('outcome')}" for d in done if isinstance(d, dict)
+        )
+        out.append(
+            _f("resume-checked-effects", "info", c.step_index,
+               f"the resume before step {c.step_index} looked open effects up by key: {outcomes}",
+               "nothing to do: this is how a resume should treat unknown outcomes")
+        )  # fmt: skip
+    return out
 
 
 def _executions(inp: AuditInput) -> list[tuple[str | None, str, Any, int, bool]]:
@@ -165,7 +192,8 @@ def effect_rules() -> list[Callable[[AuditInput], list[Finding]]]:
     """The effect rules, in documentation order."""
     from debugger.audit_approval import approval_rules
 
-    return [keyless, unknown_outcome, key_twice, same_action, *approval_rules()]
+    return [keyless, unknown_outcome, resume_checked, key_twice, same_action,
+            *approval_rules()]  # fmt: skip
 
 
 __all__ = ["Effect", "ToolCall", "action_key", "effect_rules", "key_of", "open_effects", "short"]

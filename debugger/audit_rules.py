@@ -241,21 +241,34 @@ def _true_total(inp: AuditInput, attr: str) -> list[tuple[Checkpoint, int]]:
 
 
 def budget_exceeded(inp: AuditInput) -> list[Finding]:
-    """Consumption passed a limit of ``metadata.limits`` (counted across any reset)."""
+    """Consumption passed a limit of ``metadata.limits`` (counted across any reset).
+
+    Limits are checked between steps, so the step that stops a run may overspend a little:
+    that is a warning when the run stopped there, an error when it went on past the limit.
+    """
     out = []
     for name, attr in _BUDGETS:
         for c, total in _true_total(inp, attr):
             limit = _limits(c).get(name)
-            if limit is not None and total > limit:
-                out.append(
-                    _finding(
-                        "budget-exceeded", "error", c.step_index,
-                        f"{attr} reached {total:,} by step {c.step_index}, past the limit of "
-                        f"{limit:,}",
-                        "enforce limits against the cumulative budgets, also after a resume",
-                    )
-                )  # fmt: skip
-                break
+            if limit is None or total <= limit:
+                continue
+            meta = c.metadata if isinstance(c.metadata, dict) else {}
+            stopped = c is inp.head and meta.get("status") == "budget_exhausted"
+            went_on = (
+                "" if stopped
+                else " and the run did not stop for it" if c is inp.head
+                else f" and went on to step {inp.head.step_index}"
+            )  # fmt: skip
+            out.append(
+                _finding(
+                    "budget-exceeded", "warning" if stopped else "error", c.step_index,
+                    f"{attr} reached {total:,} by step {c.step_index}, past the limit of "
+                    f"{limit:,}{went_on}",
+                    "check limits before each model call, against the cumulative budgets, "
+                    "also after a resume",
+                )
+            )  # fmt: skip
+            break
     return out
 
 

@@ -15,6 +15,7 @@ import copy
 import importlib
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
@@ -153,6 +154,10 @@ def load_registry(module: str | None = None) -> Registry | None:
     name = module or os.environ.get(SETTING) or None
     if not name:
         return None
+    # Like `python -m`, look in the current directory too: console scripts leave it out of
+    # sys.path, and a user's migrations usually live in their project, not in site-packages.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         mod = importlib.import_module(name)
     except ImportError as e:

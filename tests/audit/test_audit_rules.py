@@ -30,7 +30,7 @@ EXPECTED: dict[str, tuple[str, list[tuple[str, int | None]]]] = {
                                      ("missing-run-metadata", 2), ("budget-reset", 2)]),
     "parked": ("resumable_after_checks", [("parked-awaiting-approval", 2)]),
     "resumed-no-reauth": ("completed", [("resume-without-reauthorization", 2)]),
-    "resumed-reauth": ("completed", []),
+    "resumed-reauth": ("completed", [("resumed-after-approval", 2)]),
     "v0": ("restart_required", [("schema-unreachable", 0)]),
     "v1": ("resumable", []),
     "v1-broken": ("restart_required", [("migration-failed", 0)]),
