@@ -221,6 +221,11 @@ class Runtime:
         self, session: Session, cursor: _Cursor, first_meta: dict[str, Any], retry: bool = False
     ) -> RunResult:
         meta = first_meta
+        if meta and self.agent.is_done(cursor.state):
+            # the resume's input finished the run: record it, at the same step position
+            meta = {**meta, "status": "completed"}
+            cursor.checkpoint_id = self._write(session, cursor, cursor.checkpoint_id, [], [], meta)
+            return self._result(session.run_id, cursor, "completed")
         while not self.agent.is_done(cursor.state):
             if cursor.consumed.exhausted(self.limits) is not None:
                 return self._result(session.run_id, cursor, "budget_exhausted")
