@@ -16,6 +16,7 @@ from debugger.pages_data.diffview import diff_view
 from debugger.pages_data.runs import (
     ATTENTION,
     STATUS_MARKS,
+    audit_findings,
     findings_by_step,
     runs_table,
     status_counts,
@@ -39,6 +40,7 @@ __all__ = [
     "STATUS_MARKS",
     "StepRef",
     "StepView",
+    "audit_findings",
     "budget_series",
     "diff_view",
     "find_ref",

@@ -53,27 +53,48 @@ def status_counts(store: Store) -> dict[str, int]:
     return {s: int(counts.get(s, 0)) for s in RUN_STATUSES}
 
 
-def findings_by_step(store: Store, run_id: str) -> dict[int, list[dict[str, Any]]]:
-    """Audit findings of a run grouped by step, or {} while no audit module is installed.
+def audit_findings(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The run's audit findings (rule_id, severity, step_index, message, hint), or [] while
+    no audit module is installed.
 
-    The audit (``debugger.audit.audit_run``) is optional for the Timeline: the step
-    navigator marks the steps that have findings when it is there.
+    The audit (``debugger.audit.audit_run``) is optional for the Timeline: with it, the step
+    navigator marks the steps that have findings and each step shows its own.
+
+    Raises:
+        StepscopeError: the audit could not run (for example a broken migrations module).
     """
     try:
         from debugger.audit import audit_run
     except ModuleNotFoundError as e:
         if e.name != "debugger.audit":
             raise
-        return {}
-    out: dict[int, list[dict[str, Any]]] = {}
-    for finding in audit_run(store, run_id).findings:
-        if finding.step_index is not None:
-            out.setdefault(int(finding.step_index), []).append(
-                {
-                    "rule_id": finding.rule_id,
-                    "severity": finding.severity,
-                    "message": finding.message,
-                    "hint": finding.hint,
-                }
-            )
+        return []
+    return [
+        {
+            "rule_id": f.rule_id,
+            "severity": f.severity,
+            "step_index": f.step_index,
+            "message": f.message,
+            "hint": f.hint,
+        }
+        for f in audit_run(store, run_id).findings
+    ]
+
+
+def findings_by_step(
+    findings: list[dict[str, Any]], steps: list[int]
+) -> dict[int | None, list[dict[str, Any]]]:
+    """Group findings by the checkpoint step they belong to.
+
+    A finding at a step with no checkpoint (an effect attempted after the last checkpoint,
+    say) belongs to the last checkpoint before it; run-wide findings go under None.
+    """
+    out: dict[int | None, list[dict[str, Any]]] = {}
+    known = sorted(set(steps))
+    for f in findings:
+        step = f.get("step_index")
+        if step is not None and known and step not in known:
+            earlier = [s for s in known if s < step]
+            step = earlier[-1] if earlier else known[0]
+        out.setdefault(step, []).append(f)
     return out

@@ -137,9 +137,14 @@ class StepView:
 
 
 def diff_rows(rows: list[DiffRow], limit: int = MAX_DIFF_ROWS) -> list[dict[str, str]]:
-    """State diff rows as previews, at most ``limit`` of them."""
+    """State diff rows as previews, at most ``limit`` of them (the absent side is blank)."""
     return [
-        {"path": r.path, "kind": r.kind, "old": preview(r.old), "new": preview(r.new)}
+        {
+            "path": r.path,
+            "kind": r.kind,
+            "old": "" if r.kind.endswith("_added") else preview(r.old),
+            "new": "" if r.kind.endswith("_removed") else preview(r.new),
+        }
         for r in rows[:limit]
     ]
 

@@ -151,3 +151,9 @@ def state_json(path: str, gen: int, run_id: str, checkpoint_id: str) -> str:
     """A checkpoint's full working state as JSON (only fetched when someone opens it)."""
     ckpt = _open(path, gen).checkpoint(run_id, checkpoint_id=checkpoint_id)
     return orjson.dumps(ckpt.working_state).decode()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def findings_json(path: str, gen: int, run_id: str) -> str:
+    """The run's audit findings (:func:`debugger.pages_data.audit_findings`) as JSON."""
+    return orjson.dumps(pages_data.audit_findings(_open(path, gen), run_id)).decode()

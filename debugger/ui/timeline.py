@@ -18,6 +18,7 @@ from debugger.errors import StepscopeError
 from debugger.model import Run
 from debugger.ui import widgets
 from debugger.ui.common import (
+    findings_json,
     generation,
     get_store,
     guarded,
@@ -32,6 +33,9 @@ from debugger.ui.common import (
 TITLE = "Timeline"
 ICON = ":material/timeline:"
 URL = "timeline"
+
+Findings = dict[int | None, list[dict[str, Any]]]
+"""Audit findings by checkpoint step (None: run-wide)."""
 
 
 def _run_changed() -> None:
@@ -87,7 +91,7 @@ def _sync_url(run_id: str, refs: list[pages_data.StepRef], pos: int) -> None:
 
 
 @st.fragment
-def _navigator(run_id: str, findings: dict[int, list[dict[str, Any]]]) -> None:
+def _navigator(run_id: str, findings: Findings) -> None:
     path, gen = store_path(), generation()
     refs = load_refs(path, gen, run_id)
     if not refs:
@@ -136,7 +140,7 @@ def _navigator(run_id: str, findings: dict[int, list[dict[str, Any]]]) -> None:
         _full_state(path, gen, run_id, view)
 
 
-def _label(ref: pages_data.StepRef, findings: dict[int, list[dict[str, Any]]]) -> str:
+def _label(ref: pages_data.StepRef, findings: Findings) -> str:
     return ref.label + (" ⚠" if ref.step_index in findings else "")
 
 
@@ -150,12 +154,21 @@ def _full_state(path: str, gen: int, run_id: str, view: dict[str, Any]) -> None:
             st.json(orjson.loads(text), expanded=False)
 
 
-def _findings(store: Any, run_id: str) -> dict[int, list[dict[str, Any]]]:
+def _findings(run_id: str) -> Findings:
+    """Audit findings by checkpoint step; the timeline works without them."""
+    path, gen = store_path(), generation()
     try:
-        return pages_data.findings_by_step(store, run_id)
-    except StepscopeError as e:  # the timeline works without the audit
+        found = orjson.loads(findings_json(path, gen, run_id))
+    except StepscopeError as e:
         st.caption(f"Audit findings unavailable: {e}")
         return {}
+    steps = [r.step_index for r in load_refs(path, gen, run_id)]
+    grouped = pages_data.findings_by_step(found, steps)
+    if grouped.get(None):
+        with st.expander(f"Run-wide audit findings ({len(grouped[None])})"):
+            for f in grouped[None]:
+                st.markdown(f"- **{f['rule_id']}** ({f['severity']}): {f['message']}")
+    return grouped
 
 
 def page() -> None:
@@ -173,7 +186,7 @@ def page() -> None:
     if run is None:
         return
     widgets.run_header(run)
-    findings = _findings(store, run_id)
+    findings = _findings(run_id)
     _navigator(run_id, findings)
     st.divider()
     left, right = st.columns([3, 2])

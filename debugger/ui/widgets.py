@@ -73,7 +73,11 @@ def step_view(view: dict[str, Any], nbytes: int) -> None:
         st.warning(f"Model version changed here: now {new}.", icon=":material/swap_horiz:")
     for f in view["findings"]:
         show = st.error if f["severity"] == "error" else st.warning
-        show(f"**{f['rule_id']}**: {f['message']}. Hint: {f['hint']}.", icon=":material/flag:")
+        where = "" if f["step_index"] == view["step_index"] else f" (at step {f['step_index']})"
+        show(
+            f"**Audit · {f['rule_id']}**{where}: {f['message']}. Hint: {f['hint']}.",
+            icon=":material/flag:",
+        )
     _diff(view)
     left, right = st.columns([2, 3])
     with left:

@@ -1,121 +1,130 @@
-"""AppTest of every page on a real store: renders, shows the run's facts, navigates, deep links."""
+"""AppTest of every page on the sample store: renders, shows the run's facts, navigates,
+opens deep links."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui.conftest import CRASHED, REFUND_KEY
+from tests.ui.conftest import CRASHED, DEPLOY, REEXECUTED, REFUND_KEY
 from tests.ui.helpers import frames_text, open_app, texts
 
 
-def test_runs_page_lists_every_run_with_the_crashed_one_marked(ui_store: Path) -> None:
-    at = open_app(ui_store)
+def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> None:
+    at = open_app(sample_store)
     assert not at.exception and not at.error
     table = at.dataframe[0].value
-    assert set(table["run_id"]) == {CRASHED, "run-0", "run-1", "run-2"}
-    crashed = table[table["run_id"] == CRASHED].iloc[0]
-    assert crashed["status"] == "crashed"
-    assert crashed["last_error"] == "process killed after issue_refund"
-    assert "scripted-2" in crashed["model_versions"]
-    assert table.iloc[0]["status"] != "completed"  # runs needing attention come first
+    assert len(table) == 13
+    assert set(table["status"].head(5)) == {"crashed", "failed", "parked", "budget_exhausted"}
+    timeout = table[table["run_id"] == "tool-timeout"].iloc[0]
+    assert timeout["status"] == "failed" and "ToolTimeout" in timeout["last_error"]
+    deploy = table[table["run_id"] == DEPLOY].iloc[0]
+    assert "refund-script-2026.03.2" in deploy["model_versions"]
     page = texts(at)
-    assert "Needs attention" in page and "crashed 3" in page
+    assert "Needs attention" in page and "crashed 2" in page and "parked 1" in page
 
 
-def test_runs_page_filters_by_status_and_text(ui_store: Path) -> None:
-    at = open_app(ui_store)
-    at.multiselect(key="runs_status").set_value(["completed"]).run()
-    assert list(at.dataframe[0].value["run_id"]) == ["run-0"]
+def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
+    at = open_app(sample_store)
+    at.multiselect(key="runs_status").set_value(["parked", "failed"]).run()
+    assert set(at.dataframe[0].value["run_id"]) == {"parked-approval", "tool-timeout"}
     at.multiselect(key="runs_status").set_value([]).run()
-    at.text_input(key="runs_text").set_value("killed").run()
-    assert list(at.dataframe[0].value["run_id"]) == [CRASHED]
+    at.text_input(key="runs_text").set_value("ToolTimeout").run()
+    assert list(at.dataframe[0].value["run_id"]) == ["tool-timeout"]
+    at.text_input(key="runs_text").set_value("").run()
+    at.selectbox(key="runs_agent").set_value("refund_desk").run()
+    assert len(at.dataframe[0].value) == 13
 
 
-def test_timeline_deep_link_opens_the_step_with_its_diff(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run=CRASHED, step="6")
+def test_timeline_deep_link_opens_the_step_with_its_diff(sample_store: Path) -> None:
+    at = open_app(sample_store, "timeline", run=CRASHED, step="5")
     assert not at.exception and not at.error
     page = texts(at)
-    assert "### Step 6" in page and "compared with step 5" in page
-    assert "process killed after issue_refund" in page  # the run's facts
-    assert "root['notes'][5]" in frames_text(at)  # the diff of step 6
-    assert at.query_params["run"] == CRASHED and at.query_params["step"] == "6"
+    assert "### Step 5" in page and "compared with step 4" in page
+    assert "stopped with 1 effect(s) in flight" in page  # the run's facts
+    assert at.query_params["run"] == CRASHED and at.query_params["step"] == "5"
 
 
-def test_timeline_steps_forward_to_the_pending_refund_and_back(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run=CRASHED, step="6")
+def test_timeline_steps_forward_to_the_pending_refund_and_back(sample_store: Path) -> None:
+    at = open_app(sample_store, "timeline", run=CRASHED, step="5")
     at.button(key="timeline_next").click().run()
-    assert "### Step 7" in texts(at)
-    assert at.query_params["step"] == "7"
+    assert "### Step 6" in texts(at) and at.query_params["step"] == "6"
     frames = frames_text(at)
-    assert REFUND_KEY in frames and "unknown" in frames
-    assert "refund_sent" in frames  # the step's diff: order status changed
-    assert "issue_refund" in frames  # the step's tool call
+    assert "root['next_effect']" in frames  # what changed, first
+    assert REFUND_KEY in frames and "pending" in frames  # the refund in flight
+    assert "refund-desk-scripted" in frames  # the step's model call
+    assert "effect-outcome-unknown" in texts(at)  # the audit's finding after this checkpoint
     assert at.button(key="timeline_next").disabled  # the head: nothing after it
     at.button(key="timeline_prev").click().run()
     at.button(key="timeline_prev").click().run()
-    assert "### Step 5" in texts(at)
-    assert at.query_params["step"] == "5"
+    assert "### Step 4" in texts(at) and at.query_params["step"] == "4"
 
 
-def test_timeline_marks_the_model_version_change_and_the_fork(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run=CRASHED, step="4", checkpoint="c4")
+def test_timeline_marks_the_model_version_change(sample_store: Path) -> None:
+    at = open_app(sample_store, "timeline", run=DEPLOY, step="5")
     assert not at.exception
-    page = texts(at)
-    assert "Model version changed here" in page
-    assert "Branches after checkpoint(s): c3" in page
+    assert "Model version changed here" in texts(at)
     metadata = at.dataframe[-1].value
-    changed = metadata[metadata.iloc[:, 0] != ""]
-    assert list(changed["key"]) == ["model_version"]
+    changed = set(metadata[metadata.iloc[:, 0] != ""]["key"])
+    assert "model_version" in changed and "metadata.agent" not in changed
 
 
-def test_timeline_full_state_only_on_request(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run=CRASHED, step="7")
+def test_timeline_shows_the_fork_and_opens_either_branch(sample_store: Path) -> None:
+    first = f"{REEXECUTED}/c009"
+    at = open_app(sample_store, "timeline", run=REEXECUTED, step="9", checkpoint=first)
+    assert not at.exception
+    assert f"Branches after checkpoint(s): {REEXECUTED}/c008" in texts(at)
+    assert f"checkpoint `{first}`" in texts(at)
+    at = open_app(sample_store, "timeline", run=REEXECUTED, step="9")
+    assert f"checkpoint `{REEXECUTED}/c010`" in texts(at)  # newest at the step
+    assert at.query_params["checkpoint"] == f"{REEXECUTED}/c010"
+
+
+def test_timeline_full_state_only_on_request(sample_store: Path) -> None:
+    at = open_app(sample_store, "timeline", run=CRASHED)
+    assert "### Step 6" in texts(at)  # no step in the URL: the head
     assert len(at.json) == 0
     at.toggle(key="timeline_full_state").set_value(True).run()
-    assert at.json[0].value and "refund_sent" in at.json[0].value
+    assert REFUND_KEY in str(at.json[0].value)
 
 
-def test_timeline_unknown_run_warns_and_shows_another(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run="no-such-run")
-    assert not at.exception
-    assert "No run 'no-such-run'" in texts(at)
+def test_timeline_run_picker_and_unknown_run(sample_store: Path) -> None:
+    at = open_app(sample_store, "timeline", run="no-such-run")
+    assert not at.exception and "No run 'no-such-run'" in texts(at)
+    at.selectbox(key="timeline_run").set_value(DEPLOY).run()
+    assert f"## {DEPLOY}" in texts(at)
+    assert at.query_params["run"] == DEPLOY and at.query_params["step"] == "10"
 
 
-def test_timeline_run_picker_resets_the_step(ui_store: Path) -> None:
-    at = open_app(ui_store, "timeline", run=CRASHED, step="3")
-    at.selectbox(key="timeline_run").set_value("run-1").run()
-    assert "## run-1" in texts(at)
-    assert at.query_params["run"] == "run-1" and at.query_params["step"] == "4"
-
-
-def test_diff_page_compares_two_steps_side_by_side_and_as_table(ui_store: Path) -> None:
-    at = open_app(ui_store, "diff", a=f"{CRASHED}:6", b=f"{CRASHED}:7")
+def test_diff_page_compares_two_steps_side_by_side_and_as_table(sample_store: Path) -> None:
+    at = open_app(sample_store, "diff", a=f"{CRASHED}:5", b=f"{CRASHED}:6")
     assert not at.exception and not at.error
-    assert "2 state changes" in texts(at)
-    assert "root['order']['status']" in frames_text(at)
-    assert at.json[1].value and "refund_sent" in at.json[1].value  # side by side: B
-    at.text_area(key="diff_ignore").set_value("root['order']['status']").run()
+    assert "3 state changes" in texts(at)
+    assert "root['phase']" in frames_text(at)
+    assert REFUND_KEY in frames_text(at)  # the pending effect added
+    assert "refund" in str(at.json[1].value)  # side by side: B
+    at.text_area(key="diff_ignore").set_value("root['phase'], root['log']").run()
     assert "1 state changes" in texts(at)
 
 
-def test_diff_page_compares_across_runs(ui_store: Path) -> None:
-    at = open_app(ui_store, "diff", a="run-0:4", b=f"{CRASHED}:7")
+def test_diff_page_compares_across_runs(sample_store: Path) -> None:
+    at = open_app(sample_store, "diff", a=f"{CRASHED}:6", b="crash-resumed:10")
     assert not at.exception and not at.error
-    assert f"run-0:4 -> {CRASHED}:7" in texts(at)
+    assert f"{CRASHED}:6 -> crash-resumed:10" in texts(at)
 
 
-def test_diff_page_bad_reference_is_one_error(ui_store: Path) -> None:
-    at = open_app(ui_store, "diff", a="run-0:x")
+def test_diff_page_bad_reference_is_one_error(sample_store: Path) -> None:
+    at = open_app(sample_store, "diff", a="run-0:x")
     assert not at.exception
     assert len(at.error) == 1 and "Hint:" in at.error[0].value
 
 
-def test_sql_page_runs_the_example_and_refuses_writes(ui_store: Path) -> None:
-    at = open_app(ui_store, "sql")
+def test_sql_page_runs_an_example_and_refuses_writes(sample_store: Path) -> None:
+    at = open_app(sample_store, "sql")
+    at.selectbox(key="sql_example").set_value("Runs by status").run()
     at.button(key="sql_run").click().run()
     assert not at.error
     result = at.dataframe[0].value
-    assert list(result["run_id"]) == [CRASHED] and list(result["first_step"]) == [7]
+    assert dict(zip(result["status"], result["runs"], strict=True))["completed"] == 8
     at.text_area(key="sql_text").set_value("DELETE FROM runs").run()
     at.button(key="sql_run").click().run()
     assert len(at.error) == 1 and "read-only" in at.error[0].value
