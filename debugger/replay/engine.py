@@ -1,0 +1,317 @@
+"""The replay engine: load, run the sandboxed child, compare, store the replay as a run.
+
+The store is opened for writing only twice and briefly (to read the original and reserve the
+replay's id, then to import the result), never while the agent runs, so a long replay does
+not lock out the app or an import for its whole length.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from debugger.errors import MigrationError, ReplayError, StoreError
+from debugger.replay import compare
+from debugger.replay.inputs import (
+    ReplayInputs,
+    child_input,
+    default_output_root,
+    load_inputs,
+    next_replay_id,
+    slug,
+)
+from debugger.replay.output import import_replay, save_report, write_sqlite
+from debugger.replay.process import ChildResult, run_child
+from debugger.replay.report import ReplayReport
+from debugger.store import Store
+
+MODES = ("strict", "lenient")
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_STEPS = 200
+DEFAULT_MEMORY_MB = 2048
+
+
+class ReplaySetupError(ReplayError):
+    """The replay cannot start: the agent, the mocks or a migration is at fault (bad input)."""
+
+    title = "Cannot set up the replay"
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a running replay is, for progress bars."""
+
+    step_index: int
+    """The step just finished (or the starting step)."""
+    steps_done: int
+    """Steps replayed so far."""
+    steps_expected: int | None
+    """Steps the original recorded after the starting step, if known."""
+    message: str
+    """One line about the last event."""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def replay(
+    store: Store | str | os.PathLike[str],
+    run_id: str,
+    from_step: int,
+    agent: str,
+    mocks: str | None = None,
+    mode: str = "strict",
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    memory_mb: int = DEFAULT_MEMORY_MB,
+    migrations: str | None = None,
+    output_dir: str | os.PathLike[str] | None = None,
+    progress: ProgressFn | None = None,
+) -> ReplayReport:
+    """Replay ``run_id`` from ``from_step`` with ``agent`` in the sandbox, and compare.
+
+    Args:
+        store: a writable :class:`Store` or the path of a store file.
+        run_id: the original run.
+        from_step: the checkpoint to start from (its budgets are carried on, never reset).
+        agent: ``module:attribute`` of an object with ``step(state, ctx)`` and ``is_done``.
+        mocks: module answering calls the tape cannot (a value or callable per tool name).
+        mode: ``strict`` stops at the first divergence; ``lenient`` goes on with mocks, or
+            with an error returned to the agent where none fits.
+        timeout_s: wall-clock limit of the whole child process.
+        max_steps: at most this many steps are replayed.
+        memory_mb: address-space limit of the child process.
+        migrations: state-schema migrations module (default: ``<agent's package>.migrations``).
+        output_dir: where the replay's files go (default ``<store>.replays/<replay id>/``).
+        progress: called after each event of the child.
+
+    Returns:
+        The report; the replay is also stored as run ``<run_id>~replay-<n>``.
+
+    Raises:
+        NotFound: no such run or step.
+        ReplaySetupError: the agent or mocks cannot be imported, or the state cannot migrate.
+        StoreError: the store cannot be written (held by the app, or opened read-only).
+    """
+    _check_args(agent, mode, timeout_s, max_steps, memory_mb)
+    started = time.perf_counter()
+    with writable(store) as s:
+        inputs = load_inputs(s, run_id, from_step)
+        replay_id = next_replay_id(s, run_id)
+        root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
+    out = _fresh_dir(root)
+    settings = {"agent": agent, "mocks": mocks, "mode": mode, "max_steps": max_steps,
+                "memory_mb": memory_mb, "migrations": migrations}  # fmt: skip
+    input_path = out / "input.json"
+    input_path.write_bytes(orjson.dumps(child_input(inputs, replay_id, settings, out),
+                                        option=orjson.OPT_NON_STR_KEYS, default=repr))  # fmt: skip
+    ready: dict[str, Any] = {}
+    child = run_child(input_path, out, timeout_s, _on_event(inputs, ready, progress))
+    _raise_setup_error(child, out, agent, mocks)
+    report = _report(inputs, child, replay_id, settings, ready, out, timeout_s)
+    write_sqlite(out / "replay.sqlite", inputs, child, report, ready)
+    report = _with_seconds(report, time.perf_counter() - started)
+    save_report(report, out)
+    with writable(store, saved=out / "replay.sqlite") as s:
+        import_replay(s, out / "replay.sqlite")
+    return report
+
+
+def _check_args(agent: str, mode: str, timeout_s: float, max_steps: int, memory_mb: int) -> None:
+    module, _, attr = agent.partition(":")
+    if not module or not attr:
+        raise ReplaySetupError(
+            f"agent {agent!r} is not of the form module:attribute",
+            "name it like sample_checkpoints.refund_desk.agent:fixed_agent",
+        )
+    if mode not in MODES:
+        raise ReplaySetupError(f"unknown mode {mode!r}", "use strict or lenient")
+    if timeout_s <= 0 or max_steps < 1 or memory_mb < 64:
+        raise ReplaySetupError(
+            "limits must be positive (timeout > 0 s, max steps >= 1, memory >= 64 MB)",
+            "raise the limit you passed",
+        )
+
+
+@contextmanager
+def writable(store: Store | str | os.PathLike[str], saved: Path | None = None) -> Iterator[Store]:
+    """The store for writing: the given one, or the path opened briefly.
+
+    Raises:
+        StoreError: read-only, or held by another process or connection (with a hint).
+    """
+    if isinstance(store, Store):
+        if store.read_only:
+            raise StoreError(
+                "the store is open read-only, and a replay stores its result as a run",
+                "pass the store's path instead (close this connection first), or open it "
+                "with read_only=False",
+            )
+        yield store
+        return
+    if str(store) != ":memory:" and not Path(store).exists():
+        raise StoreError(
+            f"no store at {store}", "import a source first with `stepscope import SOURCE`"
+        )
+    later = f"; the replay is saved in {saved}, import it later with `stepscope import {saved}`"
+    try:
+        opened = Store.open(store, read_only=False)
+    except StoreError as e:
+        cause = str(e.__cause__ or e).lower()
+        if "lock" in cause or "different configuration" in cause:
+            raise StoreError(
+                f"the store {store} is held by another process or connection (the app, a "
+                f"notebook or an import) and a replay must write its result into it"
+                f"{later if saved else ''}",
+                "stop `stepscope app` or close the notebook's connection and run the replay "
+                "again, or start it from the app's Replay page",
+            ) from e
+        raise
+    with opened as s:
+        yield s
+
+
+def _fresh_dir(root: Path) -> Path:
+    """A new, empty output directory (a leftover of an unstored attempt is set aside)."""
+    path, n = root, 1
+    while path.exists():
+        n += 1
+        path = root.with_name(f"{root.name}.{n}")
+    path.mkdir(parents=True)
+    return path.resolve()
+
+
+def _on_event(
+    inputs: ReplayInputs, ready: dict[str, Any], progress: ProgressFn | None
+) -> Callable[[dict[str, Any]], None]:
+    last = inputs.original_last_step
+    expected = None if last is None else max(0, last - inputs.start.step_index)
+    done = [0]
+
+    def handle(event: dict[str, Any]) -> None:
+        kind = event["event"]
+        if kind == "ready":
+            ready.update(event)
+        if kind == "step" and not event["partial"]:
+            done[0] += 1
+        if progress is not None:
+            step = int(event.get("step_index", inputs.start.step_index))
+            progress(Progress(step, done[0], expected, _describe(event)))
+
+    return handle
+
+
+def _describe(event: dict[str, Any]) -> str:
+    kind = event["event"]
+    if kind == "step":
+        n = len(event.get("divergences") or [])
+        what = "did not finish" if event["partial"] else "replayed"
+        return f"step {event['step_index']} {what}" + (f", {n} divergence(s)" if n else "")
+    if kind == "violation":
+        return f"sandbox violation: {event['kind']}: {event['detail']}"
+    if kind == "end":
+        return f"{event['outcome']}: {event['reason']}"
+    return str(kind)
+
+
+def _raise_setup_error(child: ChildResult, out: Path, agent: str, mocks: str | None) -> None:
+    err = child.setup_error
+    if err is None:
+        if not child.started and not child.timed_out:
+            tail = child.stderr_tail.strip().splitlines()[-1:] or ["no output"]
+            shutil.rmtree(out, ignore_errors=True)
+            raise ReplayError(
+                f"the replay's child process failed before the agent ran: {tail[0]}",
+                "check that Stepscope is installed in this Python environment",
+            )
+        return
+    shutil.rmtree(out, ignore_errors=True)
+    message = str(err["message"])
+    if err["what"] == "agent":
+        raise ReplaySetupError(f"cannot import the agent {agent}: {message}",
+                               "check the module:attribute name and that the module is on "
+                               "PYTHONPATH")  # fmt: skip
+    if err["what"] == "mocks":
+        raise ReplaySetupError(f"cannot import the mocks module {mocks}: {message}",
+                               "pass an importable module name with --mocks")  # fmt: skip
+    raise MigrationError(f"cannot migrate the starting state: {message}",
+                         "pass --migrations MODULE, or replay with the agent version that "
+                         "wrote the run")  # fmt: skip
+
+
+def _outcome(child: ChildResult, timeout_s: float) -> tuple[str, str]:
+    if child.timed_out:
+        step = child.steps[-1]["step_index"] if child.steps else None
+        where = f" (last step finished: {step})" if step is not None else ""
+        return "timeout", f"stopped by the wall-clock limit of {timeout_s:g} s{where}"
+    if child.end is not None:
+        return str(child.end["outcome"]), str(child.end["reason"])
+    code = child.returncode
+    tail = (child.stderr_tail.strip().splitlines() or [""])[-1]
+    how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+    return "crashed", f"the replay's process died ({how}) {tail}".strip()
+
+
+def _report(
+    inputs: ReplayInputs,
+    child: ChildResult,
+    replay_id: str,
+    settings: dict[str, Any],
+    ready: dict[str, Any],
+    out: Path,
+    timeout_s: float,
+) -> ReplayReport:
+    outcome, reason = _outcome(child, timeout_s)
+    divergences = compare.divergences(child)
+    writes = compare.ledger(child)
+    b = inputs.start.budgets
+    start_budgets = {"tokens_spent": b.tokens_spent, "steps_spent": b.steps_spent,
+                     "wall_clock_ms": b.wall_clock_ms}  # fmt: skip
+    full = [ev for ev in child.steps if not ev["partial"]]
+    errors = [ev.get("error") for ev in child.steps if ev.get("error")]
+    return ReplayReport(
+        replay_run_id=replay_id,
+        run_id=inputs.run.run_id,
+        from_step=inputs.start.step_index,
+        agent=settings["agent"],
+        mocks=settings["mocks"],
+        mode=settings["mode"],
+        outcome=outcome,
+        reason=reason,
+        last_step=int(full[-1]["step_index"]) if full else inputs.start.step_index,
+        steps=compare.aligned_steps(inputs, child, replay_id),
+        first_divergence=divergences[0] if divergences else None,
+        divergences=divergences,
+        duplicate_writes=compare.duplicate_writes(writes, inputs.effects),
+        missing_writes=compare.missing_writes(writes, inputs.effects, inputs.start.step_index),
+        ledger=writes,
+        unmatched_original_calls=compare.unmatched_calls(inputs, child),
+        violations=compare.violations(child),
+        budgets_start=start_budgets,
+        budgets_end=dict(full[-1]["budgets"]) if full else start_budgets,
+        limits={
+            "timeout_s": timeout_s,
+            "max_steps": settings["max_steps"],
+            "memory_mb": settings["memory_mb"],
+        },
+        output_dir=str(out),
+        seconds=0.0,
+        migrated_from=ready.get("migrated_from"),
+        agent_error=errors[-1] if errors else None,
+    )
+
+
+def _with_seconds(report: ReplayReport, seconds: float) -> ReplayReport:
+    from dataclasses import replace
+
+    return replace(report, seconds=round(seconds, 3))

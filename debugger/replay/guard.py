@@ -1,0 +1,133 @@
+"""What keeps a replayed agent inside its sandbox: no network, no writes outside its output.
+
+Installed in the child process before the agent is imported, so module-level code of the
+agent is covered too. Two layers:
+
+- ``socket.socket.connect`` / ``connect_ex``, ``socket.create_connection`` and
+  ``socket.getaddrinfo`` are replaced, so every library that goes through Python's socket
+  module (urllib, http.client, requests, httpx, asyncio) fails with a clear error;
+- an audit hook (PEP 578) refuses the ``socket.connect`` and ``socket.getaddrinfo`` events
+  that C-level paths of the socket module raise, and writes (``open`` events with a write
+  mode, ``sqlite3.connect`` without ``mode=ro``) outside the replay's output directory.
+
+Native code that opens sockets or files itself (a C database driver, for example) is not
+seen by either layer; docs/replay.md says so. Every refusal is recorded as a violation and
+raised to the agent as :class:`NetworkBlocked` or :class:`WriteBlocked`, which are OSErrors,
+so code that handles a failed connection behaves as it would offline.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from debugger.errors import SandboxViolation
+
+Recorder = Callable[[str, str], None]
+"""Called as ``record(kind, detail)`` for each refused attempt."""
+
+
+class NetworkBlocked(SandboxViolation, ConnectionRefusedError):
+    """A network connection attempted inside the replay sandbox."""
+
+
+class WriteBlocked(SandboxViolation, PermissionError):
+    """A file write outside the replay's output directory."""
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+def limit_memory(megabytes: int) -> None:
+    """Cap the child's address space (RLIMIT_AS): a runaway agent gets a MemoryError."""
+    limit = megabytes * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def block_network(record: Recorder) -> None:
+    """Make every connection attempt through the socket module fail and be recorded."""
+
+    def refuse(what: str) -> NoReturn:
+        record("network", what)
+        raise NetworkBlocked(
+            f"network access is blocked in the replay sandbox ({what})",
+            "answer this call from the tape or a mocks module",
+        )
+
+    def connect(self: socket.socket, address: Any) -> None:
+        refuse(f"connect to {address!r}")
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        refuse(f"connect to {address!r}")
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
+        refuse(f"connect to {address!r}")
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        refuse(f"resolve {host!r}:{port!r}")
+
+    socket.socket.connect = connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
+    socket.create_connection = create_connection
+    socket.getaddrinfo = getaddrinfo
+
+
+def _is_write(mode: Any, flags: Any) -> bool:
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
+def _inside(path: Any, roots: tuple[Path, ...]) -> bool:
+    if isinstance(path, int):  # an already open descriptor: its opening was checked
+        return True
+    try:
+        p = Path(os.fsdecode(path)).resolve()
+    except (TypeError, ValueError, OSError):
+        return False
+    return any(p == r or r in p.parents for r in roots)
+
+
+def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
+    """Refuse network events and writes outside ``writable`` at the audit-hook level.
+
+    An audit hook cannot be removed, which is what a sandbox wants; it is installed only
+    in the replay's own child process.
+    """
+    roots = tuple(p.resolve() for p in writable)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "socket.connect":
+            record("network", f"connect to {args[1]!r}")
+            raise NetworkBlocked(f"network access is blocked in the replay sandbox ({args[1]!r})")
+        if event == "socket.getaddrinfo":
+            record("network", f"resolve {args[0]!r}:{args[1]!r}")
+            raise NetworkBlocked(f"name resolution is blocked in the replay sandbox ({args[0]!r})")
+        if event == "open" and _is_write(args[1], args[2]) and not _inside(args[0], roots):
+            record("file_write", f"open {args[0]!s} for writing")
+            raise WriteBlocked(f"writing {args[0]!s} is blocked in the replay sandbox")
+        if event == "sqlite3.connect":
+            _check_sqlite(args[0], roots, record)
+
+    sys.addaudithook(hook)
+
+
+def _check_sqlite(database: Any, roots: tuple[Path, ...], record: Recorder) -> None:
+    name = os.fsdecode(database) if not isinstance(database, int) else ""
+    if name in ("", ":memory:") or "mode=ro" in name or "mode=memory" in name:
+        return
+    path = name.removeprefix("file:").split("?", 1)[0]
+    if not _inside(path, roots):
+        record("file_write", f"sqlite3.connect({name}) (writable)")
+        raise WriteBlocked(
+            f"opening {name} writable is blocked in the replay sandbox",
+            "open it read-only (file:PATH?mode=ro) or mock the tool that uses it",
+        )

@@ -1,0 +1,253 @@
+"""The sandbox context a replayed agent gets instead of the runtime's ``ctx``.
+
+Same API as the runtime's context (``tool``, ``effect``, ``model``), but nothing is executed:
+each call is answered from the original's tape, or from the user's mocks module, or (lenient
+mode, nothing fits) with an error the agent sees. Writes go to a ledger. Every call is noted
+with where its answer came from, and every call the original did not make, or made with
+other arguments, is a divergence. In strict mode the first divergence stops the replay.
+
+Mocks module: a name per tool, holding a fixed value or a callable (``tool(**args)``,
+``effect(key, **args)``, ``model(request)``); a ``MOCKS`` dict may hold names that are not
+identifiers. The model's mock is named ``model``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Literal
+
+from debugger.errors import ReplayError
+from debugger.replay.tape import Match, Tape, TapeEntry, as_json
+
+Mode = Literal["strict", "lenient"]
+
+
+class StopReplay(BaseException):
+    """Raised through the agent's code to end the replay at the first divergence (strict).
+
+    A BaseException, so that an agent's ``except Exception`` cannot swallow it.
+    """
+
+    def __init__(self, divergence: dict[str, Any]) -> None:
+        super().__init__(divergence["message"])
+        self.divergence = divergence
+
+
+class NoRecordedAnswer(ReplayError, LookupError):
+    """Lenient mode: a call neither the tape nor a mock can answer."""
+
+
+class RecordedCallError(RuntimeError):
+    """The original call failed; the replay raises the same error text to the agent."""
+
+
+_MISSING = object()
+
+
+def recorded_error(text: str) -> Exception:
+    """The exception the original call raised, rebuilt from its ``Type: message`` text.
+
+    Builtin exceptions and the runtime's own (``ToolTimeout``, ``PermissionDenied``) come
+    back as themselves, so an agent's ``except ToolTimeout`` behaves as it did; anything
+    else is a :class:`RecordedCallError` carrying the text.
+    """
+    name, sep, message = text.partition(": ")
+    cls = getattr(builtins, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        try:
+            cls = getattr(importlib.import_module("debugger.runtime.spec"), name, None)
+        except ImportError:
+            cls = None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            return cls(message if sep else text)
+        except Exception:  # an exception class with another signature
+            pass
+    return RecordedCallError(text)
+
+
+def load_mocks(name: str | None) -> ModuleType | None:
+    """Import the user's mocks module (inside the sandbox)."""
+    return importlib.import_module(name) if name else None
+
+
+def find_mock(mocks: ModuleType | None, name: str) -> Any:
+    """The mock for a tool name: ``MOCKS[name]`` first, then the module attribute."""
+    if mocks is None:
+        return _MISSING
+    table = getattr(mocks, "MOCKS", None)
+    if isinstance(table, dict) and name in table:
+        return table[name]
+    value = getattr(mocks, name, _MISSING)
+    if name.startswith("_") or isinstance(value, ModuleType | type):
+        return _MISSING
+    return value
+
+
+@dataclass
+class SandboxContext:
+    """The ``ctx`` of a replayed step; see the module docstring."""
+
+    tape: Tape
+    mocks: ModuleType | None
+    mode: Mode
+    seq: int
+    """Next tape sequence number of the replay run."""
+    step_index: int = -1
+    beyond_original: bool = False
+    """The original's record ends before this step: nothing to compare against."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    divergences: list[dict[str, Any]] = field(default_factory=list)
+    step_tokens: int = 0
+
+    def begin_step(self, step_index: int, beyond_original: bool) -> None:
+        """Start collecting the calls of one step."""
+        self.step_index = step_index
+        self.beyond_original = beyond_original
+        self.calls = []
+        self.divergences = []
+        self.step_tokens = 0
+
+    # -- the agent's API ----------------------------------------------------------------
+    def tool(self, name: str, **args: Any) -> Any:
+        """A read tool call."""
+        return self._call("tool", name, as_json(args), None, False)
+
+    def effect(self, name: str, key: str, **args: Any) -> Any:
+        """A keyed write: recorded in the ledger, never executed."""
+        return self._call("tool", name, as_json(args), key, True)
+
+    def model(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A model call, answered from the tape; its usage counts against the token budget."""
+        response = self._call("model", str(request.get("model") or "model"), as_json(request),
+                              None, False)  # fmt: skip
+        usage = response.get("usage") if isinstance(response, dict) else None
+        if isinstance(usage, dict):
+            total = usage.get("total_tokens")
+            if total is None:
+                total = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+            self.step_tokens += int(total)
+        return response  # type: ignore[no-any-return]
+
+    # -- answering ------------------------------------------------------------------------
+    def _call(self, kind: str, name: str, request: Any, key: str | None, is_write: bool) -> Any:
+        record: dict[str, Any] = {
+            "step_index": self.step_index, "seq": self.seq, "kind": kind, "name": name,
+            "request": request, "idempotency_key": key, "is_write": is_write,
+        }  # fmt: skip
+        self.seq += 1
+        self.calls.append(record)
+        if self.beyond_original:
+            record["status"] = "beyond_original"
+            return self._fallback(record, kind, name, request, key)
+        match = self.tape.match(self.step_index, kind, name, request, key)
+        record["status"] = match.status
+        record["tape_seq"] = match.entry.seq if match.entry else None
+        if match.status == "matched" and match.entry is not None:
+            if match.entry.recorded:
+                return self._from_tape(record, match.entry)
+            # a write of a step the original died in: known, but its answer never recorded
+            return self._fallback(record, kind, name, request, key)
+        if match.status == "unexpected" and self.tape.is_partial(self.step_index):
+            record["status"] = "unrecorded"
+            return self._fallback(record, kind, name, request, key)
+        divergence = self._divergence(record, match)
+        self.divergences.append(divergence)
+        if self.mode == "strict":
+            record["source"] = "stopped"
+            raise StopReplay(divergence)
+        return self._fallback(record, kind, name, request, key)
+
+    def missing_calls(self) -> list[dict[str, Any]]:
+        """Divergences for the original's calls of this step that the replay did not make."""
+        found = []
+        for entry in self.tape.unused(self.step_index):
+            if entry.step_index != self.step_index:
+                continue
+            entry.used = True  # reported once
+            what = "the write" if entry.is_write else f"the {entry.kind} call"
+            key = f" (key {entry.idempotency_key})" if entry.idempotency_key else ""
+            found.append({
+                "step_index": self.step_index, "kind": "missing_call", "call": None,
+                "original": entry.brief(),
+                "message": f"step {self.step_index}: the original made {what} "
+                           f"{entry.name}{key}; the replay did not",
+            })  # fmt: skip
+        self.divergences += found
+        return found
+
+    def _from_tape(self, record: dict[str, Any], entry: TapeEntry) -> Any:
+        record["source"] = "tape"
+        record["response"] = entry.response
+        record["error"] = entry.error
+        if entry.error is not None:
+            raise recorded_error(entry.error)
+        return copy.deepcopy(entry.response)
+
+    def _fallback(
+        self, record: dict[str, Any], kind: str, name: str, request: Any, key: str | None
+    ) -> Any:
+        mock = find_mock(self.mocks, "model" if kind == "model" else name)
+        if mock is _MISSING:
+            record["source"] = "none"
+            record["error"] = f"no recorded answer and no mock for {name}"
+            lost = (
+                " (the original died in this step, so its calls were never recorded)"
+                if self.tape.is_partial(self.step_index)
+                else ""
+            )
+            raise NoRecordedAnswer(
+                f"the replay has no answer for {kind} call {name}({_short(request, 60)}) at "
+                f"step {self.step_index}{lost}",
+                f"pass --mocks with a module defining `{'model' if kind == 'model' else name}`",
+            )
+        record["source"] = "mock"
+        try:
+            value = self._call_mock(mock, kind, request, key)
+        except Exception as e:
+            record["error"] = f"{type(e).__name__}: {e}"
+            raise
+        record["response"] = as_json(value)
+        return value
+
+    @staticmethod
+    def _call_mock(mock: Any, kind: str, request: Any, key: str | None) -> Any:
+        if not callable(mock):
+            return copy.deepcopy(mock)
+        if kind == "model":
+            return mock(copy.deepcopy(request))
+        args = copy.deepcopy(request) if isinstance(request, dict) else {}
+        return mock(key, **args) if key is not None else mock(**args)
+
+    def _divergence(self, record: dict[str, Any], match: Match) -> dict[str, Any]:
+        call = {k: record[k] for k in ("seq", "kind", "name", "request", "idempotency_key",
+                                       "is_write")}  # fmt: skip
+        if match.status == "unexpected":
+            message = (
+                f"step {self.step_index}: {record['kind']} call {record['name']} "
+                f"({_short(record['request'])}) is not in the original"
+            )
+            original = None
+        else:
+            assert match.entry is not None
+            original = match.entry.brief()
+            message = (
+                f"step {self.step_index}: {record['name']} called with different arguments "
+                f"({_short(record['request'])} instead of {_short(match.entry.request)})"
+            )
+        return {
+            "step_index": self.step_index,
+            "kind": "unexpected_call" if match.status == "unexpected" else "different_args",
+            "message": message,
+            "call": call,
+            "original": original,
+        }
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
