@@ -1,0 +1,134 @@
+"""``stepscope demo``: a fresh store with the sample histories, then the app on it.
+
+The sample's files (sample_checkpoints/data/) hold the same thirteen runs in several source
+forms; importing one of them is enough, and importing the others would add nothing (same
+ids). The demo imports ``native.sqlite``, the form the runtime writes. Its store is
+``./stepscope-demo.duckdb`` unless ``--store`` says otherwise; it never touches
+``$STEPSCOPE_STORE`` or ``./stepscope.duckdb``, so a real store is never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from debugger.cli_support import emit_json, handle_errors, json_option
+from debugger.errors import StepscopeError
+from debugger.store import Store
+
+DEMO_STORE = "stepscope-demo.duckdb"
+"""Default demo store, in the current directory (easy to find, easy to delete)."""
+DEMO_SOURCE = "native.sqlite"
+"""The sample file the demo imports."""
+
+
+def _sample_source() -> Path:
+    from sample_checkpoints import DATA_DIR
+
+    source = DATA_DIR / DEMO_SOURCE
+    if not source.exists():
+        raise StepscopeError(
+            f"the sample file {source} is missing",
+            "regenerate it with `python -m sample_checkpoints.regenerate`",
+        )
+    return source
+
+
+def _is_demo_store(path: Path) -> bool:
+    """True when every source of the store at ``path`` is a sample file (safe to replace)."""
+    from sample_checkpoints import DATA_DIR
+
+    try:
+        with Store.open(path, read_only=True) as store:
+            locations = list(store.sources()["location"])
+    except StepscopeError:
+        return False
+    sample = str(DATA_DIR.resolve())
+    return bool(locations) and all(str(loc).startswith(sample) for loc in locations)
+
+
+def build_demo_store(path: str | os.PathLike[str] = DEMO_STORE) -> dict[str, Any]:
+    """Build a fresh demo store at ``path`` from the sample; returns what was imported.
+
+    The store is built beside the target and moved into place, so an app still showing an
+    older demo store is not left with a half-written file.
+
+    Raises:
+        StepscopeError: ``path`` exists and is not a demo store (it is never overwritten).
+    """
+    from loaders import ImportOptions, import_source
+
+    target = Path(path)
+    if target.exists() and not _is_demo_store(target):
+        raise StepscopeError(
+            f"{target} exists and is not a demo store",
+            "pass --store with a new path, or delete the file yourself",
+        )
+    source = _sample_source()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=".demo-", suffix=".duckdb", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    tmp.unlink()  # DuckDB creates the file itself
+    try:
+        with Store.open(tmp, read_only=False) as store:
+            report = import_source(store, str(source), ImportOptions())
+            statuses = store.runs()["status"].value_counts().sort_index().to_dict()
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {
+        "store": str(target.resolve()),
+        "source": str(source),
+        "runs": int(sum(statuses.values())),
+        "statuses": {str(k): int(v) for k, v in statuses.items()},
+        "import": report.to_dict(),
+    }
+
+
+def register(main: click.Group) -> None:
+    """Add ``stepscope demo`` to the command group."""
+
+    @main.command("demo")
+    @click.option(
+        "--store",
+        "store_path",
+        default=DEMO_STORE,
+        show_default=True,
+        metavar="PATH",
+        help="Demo store to (re)create; an existing store that is not a demo store is refused.",
+    )
+    @json_option
+    @click.option("--port", type=int, help="Port of the app (default 8501).")
+    @click.option("--no-browser", is_flag=True, help="Do not open a browser.")
+    @click.option("--no-app", is_flag=True, help="Build the store and stop (scripts, tests).")
+    @handle_errors
+    def demo_cmd(
+        store_path: str, as_json: bool, port: int | None, no_browser: bool, no_app: bool
+    ) -> None:
+        """Import the sample histories into a fresh store and open the app on it.
+
+        \b
+        Examples:
+          stepscope demo
+          stepscope demo --no-app && stepscope runs --store stepscope-demo.duckdb
+          stepscope demo --store /tmp/demo.duckdb --port 8600 --no-browser
+        """
+        summary = build_demo_store(store_path)
+        if as_json:
+            emit_json(summary)
+        else:
+            counts = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())
+            click.echo(f"Demo store {summary['store']}: {summary['runs']} runs ({counts})")
+            click.echo(f"  from {summary['source']}")
+            click.echo(f"  try: stepscope runs --store {store_path}")
+            click.echo(f"       stepscope show crash-at-step-7 --store {store_path}")
+        if not no_app:
+            from debugger.cli import launch_app
+
+            launch_app(summary["store"], port, browser=not no_browser)
