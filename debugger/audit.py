@@ -36,7 +36,20 @@ from debugger.model import (
 if TYPE_CHECKING:
     from debugger.store import Store
 
-__all__ = ["audit_records", "audit_run", "audit_store", "lineage", "summary_rows"]
+__all__ = ["RULE_IDS", "audit_records", "audit_run", "audit_store", "lineage", "summary_rows"]
+
+RULE_IDS = (
+    "missing-schema-version", "missing-step-position", "missing-working-state",
+    "missing-budgets", "missing-run-metadata", "prose-state",
+    "step-gap", "step-backwards", "step-repeated", "fork",
+    "budget-reset", "budget-exceeded",
+    "pending-effect-without-key", "effect-outcome-unknown", "resume-checked-effects",
+    "key-executed-twice", "same-action-different-keys",
+    "model-version-changed", "tool-version-changed", "schema-unreachable", "migration-failed",
+    "schema-unchecked",
+    "parked-awaiting-approval", "resumed-after-approval", "resume-without-reauthorization",
+)  # fmt: skip
+"""Every rule id the audit can report, in the order docs/audit.md explains them."""
 
 # Rules whose error at the head means the head cannot be resumed at all.
 _BLOCKING = {

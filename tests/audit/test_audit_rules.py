@@ -31,6 +31,7 @@ EXPECTED: dict[str, tuple[str, list[tuple[str, int | None]]]] = {
     "parked": ("resumable_after_checks", [("parked-awaiting-approval", 2)]),
     "resumed-no-reauth": ("completed", [("resume-without-reauthorization", 2)]),
     "resumed-reauth": ("completed", [("resumed-after-approval", 2)]),
+    "null-state": ("restart_required", [("missing-working-state", 2)]),
     "v0": ("restart_required", [("schema-unreachable", 0)]),
     "v1": ("resumable", []),
     "v1-broken": ("restart_required", [("migration-failed", 0)]),
