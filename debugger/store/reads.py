@@ -11,6 +11,7 @@ import pandas as pd
 
 from debugger.errors import NotFound
 from debugger.model import Budgets, Checkpoint, Effect, Run, ToolCall
+from debugger.store import derive
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
 
 _CKPT_COLS = (
@@ -107,10 +108,27 @@ def checkpoints(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Checkpoint]
 
 def run(con: duckdb.DuckDBPyConnection, run_id: str) -> Run:
     """The derived record of one run."""
-    row = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    sql = f"SELECT {_RUN_COLS} FROM {runs_now()} WHERE run_id = ?"
+    row = con.execute(sql, [run_id]).fetchone()
     if row is None:
         raise NotFound(f"no run {run_id!r} in the store", "list the runs with `stepscope runs`")
     return _run_from_row(row)
+
+
+def runs_now() -> str:
+    """``runs`` as of now: the stale rule (docs/status.md, rule 6) applied at read time.
+
+    ``runs`` is derived when a source is imported; a run that was ``in_progress`` then and
+    has written nothing for longer than the stale limit since is ``crashed`` now, even if
+    nothing was imported in between.
+    """
+    limit = int(derive.STALE_AFTER_SECONDS)
+    stale = f"status = 'in_progress' AND last_at < now()::TIMESTAMP - INTERVAL {limit} SECOND"
+    return (
+        f"(SELECT * REPLACE (CASE WHEN {stale} THEN 'crashed' ELSE status END AS status, "
+        f"CASE WHEN {stale} THEN 'no terminal status and no checkpoint for over {limit} s' "
+        f"ELSE status_reason END AS status_reason) FROM runs) AS runs"
+    )
 
 
 _RUN_COLS = (
@@ -153,7 +171,8 @@ def run_records(
     """Runs as records, filtered like :func:`runs_frame`."""
     where, params = _run_filters(status, agent, text, since)
     rows = con.execute(
-        f"SELECT {_RUN_COLS} FROM runs {where} ORDER BY last_at DESC NULLS LAST, run_id", params
+        f"SELECT {_RUN_COLS} FROM {runs_now()} {where} ORDER BY last_at DESC NULLS LAST, run_id",
+        params,
     ).fetchall()
     return [_run_from_row(r) for r in rows]
 
@@ -205,7 +224,7 @@ def runs_frame(
                wall_clock_ms, CAST(limits AS VARCHAR) AS limits,
                CAST(model_versions AS VARCHAR) AS model_versions, last_error,
                pending_count, replay_of, replay_from_step
-        FROM runs {where} ORDER BY last_at DESC NULLS LAST, run_id""",
+        FROM {runs_now()} {where} ORDER BY last_at DESC NULLS LAST, run_id""",
         params,
     ).df()
 

@@ -1,0 +1,189 @@
+"""Opening the store: context manager, read-only, its own schema version, locking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import debugger
+from debugger.errors import StoreError
+from debugger.store import Store, schema
+from tests.fixtures.native import native_rows, stepscope, write_native_sqlite
+
+
+def test_store_open_is_a_context_manager_that_closes(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        assert store.schema_version() == schema.CURRENT_VERSION
+        assert store.runs().empty
+    with pytest.raises(duckdb.Error):
+        store.con.execute("SELECT 1")
+
+
+def test_debugger_open_returns_a_read_only_store(tmp_path: Path) -> None:
+    Store.open(tmp_path / "s.duckdb").close()
+    with debugger.open(tmp_path / "s.duckdb") as store:
+        assert isinstance(store, Store) and store.read_only
+        with (
+            pytest.raises(StoreError, match="read-only"),
+            store.import_session("sqlite", "native", "x"),
+        ):
+            pass
+        with pytest.raises(duckdb.Error):
+            store.con.execute("INSERT INTO run_keys VALUES ('x', 1)")
+
+
+def test_read_only_open_of_a_missing_store_is_refused_without_creating_it(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no store at"):
+        debugger.open(tmp_path / "missing.duckdb")
+    assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_default_store_is_env_then_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store.open() as store:
+        assert Path(store.path).resolve() == tmp_path / "stepscope.duckdb"
+    monkeypatch.setenv("STEPSCOPE_STORE", str(tmp_path / "env.duckdb"))
+    with Store.open() as store:
+        assert store.path == str(tmp_path / "env.duckdb")
+
+
+def test_migrations_are_recorded_one_row_each(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        rows = store.con.execute("SELECT version, name FROM store_migrations").fetchall()
+    assert [r[0] for r in rows] == [m.version for m in schema.MIGRATIONS]
+    assert schema.MIGRATIONS[-1].version == schema.CURRENT_VERSION
+    versions = [m.version for m in schema.MIGRATIONS]
+    assert versions == list(range(1, len(versions) + 1))  # append-only, no gaps
+
+
+def _store_at(path: Path, version: int) -> None:
+    """A store file as an older Stepscope left it: migrations up to ``version`` applied."""
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE store_migrations (version INTEGER, name VARCHAR, applied_at TIMESTAMP)"
+    )
+    for m in schema.MIGRATIONS:
+        if m.version <= version:
+            m.apply(con)
+            con.execute("INSERT INTO store_migrations VALUES (?, ?, now())", [m.version, m.name])
+    con.close()
+
+
+def test_a_store_one_version_behind_is_migrated_on_a_writable_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    _store_at(path, schema.CURRENT_VERSION - 1)
+    with pytest.raises(StoreError, match="needs migrating"):
+        debugger.open(path)
+    with Store.open(path) as store:
+        assert store.schema_version() == schema.CURRENT_VERSION
+    with debugger.open(path) as store:
+        assert store.runs().empty
+
+
+def test_a_pending_migration_runs_in_a_transaction_with_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.duckdb"
+    src = write_native_sqlite(tmp_path / "n.sqlite", native_rows())
+    assert stepscope("import", src, "--store", path).exit_code == 0
+    nxt = schema.CURRENT_VERSION + 1
+
+    def broken(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
+        raise RuntimeError("half-way")
+
+    def add_note(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
+
+    monkeypatch.setattr(
+        schema, "MIGRATIONS", [*schema.MIGRATIONS, schema.StoreMigration(nxt, "x", broken)]
+    )
+    monkeypatch.setattr("debugger.store.CURRENT_VERSION", nxt)
+    with pytest.raises(RuntimeError, match="half-way"):
+        Store.open(path)
+    con = duckdb.connect(str(path), read_only=True)
+    assert "note" not in [r[0] for r in con.execute("DESCRIBE runs").fetchall()]
+    assert schema.applied_version(con) == nxt - 1
+    con.close()
+
+    monkeypatch.setattr(
+        schema,
+        "MIGRATIONS",
+        [*schema.MIGRATIONS[:-1], schema.StoreMigration(nxt, "note", add_note)],
+    )
+    with Store.open(path) as store:
+        assert store.schema_version() == nxt
+        assert len(store.run_records()) == 3  # data kept
+        assert store.con.execute("SELECT count(note) FROM runs").fetchone() == (0,)
+
+
+def test_a_store_from_a_newer_stepscope_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.duckdb"
+    Store.open(path).close()
+    con = duckdb.connect(str(path))
+    con.execute(
+        "INSERT INTO store_migrations VALUES (?, 'future', now())", [schema.CURRENT_VERSION + 1]
+    )
+    con.close()
+    for read_only in (True, False):
+        with pytest.raises(StoreError, match="newer than this Stepscope knows"):
+            Store.open(path, read_only=read_only)
+    result = stepscope("runs", "--store", path)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "upgrade Stepscope" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "content", [b"not a database at all\n", b"SQLite format 3\x00" + b"\x00" * 100]
+)
+def test_a_file_that_is_not_a_store(content: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "notes.duckdb"
+    path.write_bytes(content)
+    for args in (
+        ["runs"],
+        ["show", "r"],
+        ["import", str(write_native_sqlite(tmp_path / "n.sqlite", native_rows()))],
+    ):
+        result = stepscope(*args, "--store", path)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+        assert "Traceback" not in result.stderr
+    assert path.read_bytes() == content
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from debugger.store import Store
+    store = Store.open(sys.argv[1])
+    print("ready", flush=True)
+    sys.stdin.read()
+    store.close()
+    """
+)
+
+
+def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    Store.open(path).close()
+    repo = Path(__file__).resolve().parents[2]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=repo,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        for read_only in (False, True):
+            with pytest.raises(StoreError, match="open for writing in another process"):
+                Store.open(path, read_only=read_only)
+        result = stepscope("runs", "--store", path)
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1
+        assert "another process" in result.stderr
+    finally:
+        holder.communicate("", timeout=30)
+    with debugger.open(path) as store:  # released
+        assert store.runs().empty
