@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from debugger.audit_approval import is_parked
 from debugger.audit_effects import key_of, open_effects, short
 from debugger.audit_rules import RULES, AuditInput
+from debugger.errors import NotFound
 from debugger.migrations import Registry, load_registry
 from debugger.model import (
     AuditReport,
@@ -229,16 +230,19 @@ def _report(
                        head.step_index, next_step, verify, ids, branch_ids)  # fmt: skip
 
 
-def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...]:
+def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...] | None:
+    # One query (each round trip counts on a page view): what identifies the run's rows now,
+    # its status, and the newest schema version in the store.
     row = store.con.execute(
         """SELECT r.checkpoint_count, r.last_at, r.head_checkpoint_id, r.status,
-                  (SELECT count(*) FROM effects WHERE run_id = ?),
-                  (SELECT count(*) FROM tool_calls WHERE run_id = ?),
-                  (SELECT max(schema_version) FROM checkpoint_rows)
-           FROM runs r WHERE r.run_id = ?""",
-        [run_id, run_id, run_id],
+                  (SELECT count(*) FROM effects WHERE run_id = $1),
+                  (SELECT count(*) FROM tool_calls WHERE run_id = $1),
+                  (SELECT max(v) FROM (SELECT unnest(CAST(schema_versions AS INTEGER[])) AS v
+                                       FROM runs))
+           FROM runs r WHERE r.run_id = $1""",
+        [run_id],
     ).fetchone()
-    return tuple(row) if row else ()
+    return tuple(row) if row else None
 
 
 def audit_run(store: Store, run_id: str, migrations: Registry | str | None = None) -> AuditReport:
@@ -255,8 +259,10 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
     registry = migrations if isinstance(migrations, Registry) or migrations is None else None
     if registry is None:
         registry = load_registry(migrations if isinstance(migrations, str) else None)
-    run = store.run(run_id)  # raises NotFound with a hint
     fp = _fingerprint(store, run_id)
+    if fp is None:
+        store.run(run_id)  # raises NotFound with a hint
+        raise NotFound(f"run {run_id!r} has no derived record", "import its source again")
     key = (store.path, id(store.con), run_id, _registry_key(registry), fp)
     with _lock:
         if key in _cache:
@@ -264,7 +270,7 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
             return _cache[key]
     report = audit_records(
         run_id, store.checkpoints(run_id), store.effects(run_id), store.tool_calls(run_id),
-        registry, newest_stored_version=fp[-1] if fp else None, status=run.status,
+        registry, newest_stored_version=fp[-1], status=fp[3],
     )  # fmt: skip
     with _lock:
         _cache[key] = report
