@@ -54,7 +54,8 @@ def _checkpoint_rows(
     base = {"agent": report.agent, "replay_of": report.run_id,
             "replay_from_step": report.from_step,
             "limits": start.metadata.get("limits") or inputs.run.limits or {},
-            "replay": {"mode": report.mode, "mocks": report.mocks}}  # fmt: skip
+            "replay": {"mode": report.mode, "mocks": report.mocks,
+                       "output_dir": report.output_dir}}  # fmt: skip
     now = datetime.now(UTC)
     steps = [(start.step_index, ready.get("state", start.working_state),
               report.budgets_start, start.model_version, start.pending_effects)]  # fmt: skip
@@ -140,3 +141,18 @@ def save_report(report: ReplayReport, output_dir: Path) -> Path:
         )
     )
     return path
+
+
+def saved_report(store: Store, replay_run_id: str) -> dict[str, Any] | None:
+    """The ``report.json`` of a stored replay, or None when its output directory is gone.
+
+    Raises:
+        NotFound: no such run.
+    """
+    head = store.checkpoint(replay_run_id)
+    out = (head.metadata.get("replay") or {}).get("output_dir")
+    path = Path(out) / "report.json" if out else None
+    if path is None or not path.is_file():
+        return None
+    report: dict[str, Any] = orjson.loads(path.read_bytes())
+    return report

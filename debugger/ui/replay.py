@@ -1,0 +1,208 @@
+"""Replay page: set a replay up, run it in the sandbox with progress, compare it with the original.
+
+The URL can preset the run and step (``?run=crash-at-step-7&step=6``). Links lead into the
+Diff page (``?a=RUN:STEP&b=RUN:STEP``) and the Timeline page (``?run=RUN&step=STEP``); the
+replay itself is a run like any other, so every page shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from debugger.errors import StepscopeError
+from debugger.model import Run
+from debugger.replay.engine import MODES, Progress, replay
+from debugger.replay.output import saved_report
+from debugger.ui.common import get_store, guarded, page_for, query_int, reopen_store, store_path
+
+TITLE = "Replay"
+ICON = ":material/replay:"
+URL = "replay"
+
+SAMPLE_AGENT = "sample_checkpoints.refund_desk.agent:fixed_agent"
+SAMPLE_MOCKS = "sample_checkpoints.refund_desk.replay_mocks"
+
+
+def _defaults(run: Run) -> None:
+    """Suggest the sample's fixed agent and mocks for refund-desk runs (once per session)."""
+    if run.agent == "refund_desk":
+        st.session_state.setdefault("replay_agent", SAMPLE_AGENT)
+        st.session_state.setdefault("replay_mocks", SAMPLE_MOCKS)
+
+
+def _setup(originals: list[Run]) -> dict[str, Any] | None:
+    ids = [r.run_id for r in originals]
+    wanted = st.query_params.get("run")
+    if wanted in ids and st.session_state.get("replay_url_run") != wanted:
+        st.session_state["replay_run"] = wanted
+        st.session_state["replay_url_run"] = wanted
+        step = query_int("step")
+        if step is not None:
+            st.session_state["replay_step"] = step
+    run_id = st.selectbox("Run", ids, key="replay_run")
+    if run_id is None:
+        return None
+    run = next(r for r in originals if r.run_id == run_id)
+    _defaults(run)
+    st.session_state.setdefault("replay_step", run.last_step)
+    left, right = st.columns(2)
+    step = left.number_input("From step", min_value=run.first_step, max_value=run.last_step,
+                             key="replay_step", help="The checkpoint to start from.")  # fmt: skip
+    mode = right.radio("Mode", MODES, horizontal=True, key="replay_mode",
+                       help="strict stops at the first divergence; lenient goes on.")  # fmt: skip
+    agent = st.text_input("Agent (module:attribute)", key="replay_agent",
+                          placeholder="my_package.agent:agent")  # fmt: skip
+    mocks = st.text_input("Mocks module (optional)", key="replay_mocks",
+                          placeholder="my_package.replay_mocks")  # fmt: skip
+    with st.expander("Limits"):
+        a, b, c = st.columns(3)
+        timeout = a.number_input("Time limit (s)", 1.0, 3600.0, 60.0, key="replay_timeout")
+        steps = b.number_input("Max steps", 1, 10_000, 200, key="replay_max_steps")
+        memory = c.number_input("Memory (MB)", 64, 65_536, 2048, key="replay_memory")
+    return {"run_id": run_id, "from_step": int(step), "agent": agent.strip(),
+            "mocks": mocks.strip() or None, "mode": mode, "timeout_s": float(timeout),
+            "max_steps": int(steps), "memory_mb": int(memory)}  # fmt: skip
+
+
+def _run(settings: dict[str, Any]) -> bool:
+    bar = st.progress(0.0, text="starting the sandbox")
+
+    def on_progress(p: Progress) -> None:
+        done = p.steps_done / p.steps_expected if p.steps_expected else 0.0
+        bar.progress(min(1.0, done), text=p.message[:150])
+
+    # the replay writes its result into the store: release the app's read-only connections
+    reopen_store()
+    try:
+        report = replay(store_path(), progress=on_progress, **settings)
+    except StepscopeError as e:
+        st.error(str(e), icon=":material/error:")
+        return False
+    finally:
+        reopen_store()
+    st.session_state["replay_report"] = report.to_dict()
+    st.session_state["replay_past"] = None
+    return True
+
+
+def _link(url: str, label: str, icon: str, **query: str) -> None:
+    page = page_for(url)
+    if isinstance(page, st.Page):
+        st.page_link(page, label=label, icon=icon, query_params=query)
+    else:
+        st.markdown(f"[{label}]({url}?{'&'.join(f'{k}={v}' for k, v in query.items())})")
+
+
+def _step_links(report: dict[str, Any], step: int) -> None:
+    row = next((s for s in report["steps"] if s["step_index"] == step), None)
+    original, replayed = report["run_id"], report["replay_run_id"]
+    cols = st.columns(3)
+    with cols[0]:
+        if row and row["original_checkpoint_id"] and row["replay_checkpoint_id"]:
+            _link("diff", f"Diff at step {step}", ":material/difference:",
+                  a=f"{original}:{step}", b=f"{replayed}:{step}")  # fmt: skip
+        else:  # the original (or the replay) has no checkpoint at this step
+            before = max(report["from_step"], step - 1)
+            after = step if row and row["replay_checkpoint_id"] else before
+            label = f"Diff original step {before} / replay step {after}"
+            _link("diff", label, ":material/difference:",
+                  a=f"{original}:{before}", b=f"{replayed}:{after}")  # fmt: skip
+    with cols[1]:
+        _link("timeline", f"Original at step {step}", ":material/timeline:",
+              run=original, step=str(step))  # fmt: skip
+    with cols[2]:
+        _link("timeline", "Replay in the timeline", ":material/timeline:",
+              run=replayed, step=str(report["last_step"]))  # fmt: skip
+
+
+def _headline(report: dict[str, Any]) -> None:
+    text = f"**{report['outcome']}**: {report['reason']}"
+    if report["outcome"] == "completed" and not report["diverged"]:
+        st.success(text, icon=":material/check_circle:")
+    elif report["outcome"] in ("diverged", "end_of_original", "completed", "parked"):
+        st.warning(text, icon=":material/call_split:")
+    else:
+        st.error(text, icon=":material/error:")
+    m = st.columns(4)
+    m[0].metric("Steps run", len(report["steps"]))
+    m[1].metric("Divergences", len(report["divergences"]))
+    m[2].metric("Duplicate writes", len(report["duplicate_writes"]))
+    m[3].metric("Sandbox violations", len(report["violations"]))
+
+
+def _show(report: dict[str, Any]) -> None:
+    st.subheader(f"{report['replay_run_id']}")
+    st.caption(f"{report['run_id']} from step {report['from_step']} with `{report['agent']}` "
+               f"({report['mode']}; mocks: {report['mocks'] or 'none'})")  # fmt: skip
+    _headline(report)
+    first = report["first_divergence"]
+    if first:
+        st.markdown(f"#### First divergence: step {first['step_index']} ({first['kind']})")
+        st.markdown(first["message"])
+        if first["diff"]:
+            st.dataframe(pd.DataFrame(first["diff"]).astype(str), hide_index=True)
+        _step_links(report, int(first["step_index"]))
+    for dup in report["duplicate_writes"]:
+        st.error(
+            f"In production this code would have sent a **duplicate {dup['tool']}** at step "
+            f"{dup['step_index']} (key `{dup['idempotency_key']}`): the original already made "
+            f"it at step {dup['original_step']} (status {dup['original_status']}).",
+            icon=":material/content_copy:",
+        )
+    _tables(report)
+
+
+def _tables(report: dict[str, Any]) -> None:
+    tables = {
+        "Writes the original made that the replay did not": report["missing_writes"],
+        "Aligned steps": report["steps"],
+        "The replay's writes (ledger, never executed)": report["ledger"],
+        "All divergences": [
+            {k: d[k] for k in ("step_index", "kind", "message")} for d in report["divergences"]
+        ],
+        "Sandbox violations": report["violations"],
+    }
+    for title, rows in tables.items():
+        if rows:
+            st.markdown(f"#### {title}")
+            st.dataframe(pd.DataFrame(rows).astype(str), hide_index=True)
+    st.caption(f"Files: `{report['output_dir']}` ({report['seconds']:.1f} s)")
+
+
+def _past(store: Any, runs: list[Run]) -> dict[str, Any] | None:
+    replays = [r.run_id for r in runs if r.replay_of]
+    if not replays:
+        return None
+    pick = st.selectbox("Earlier replays", [None, *replays], key="replay_past",
+                        format_func=lambda r: "(choose one)" if r is None else r)  # fmt: skip
+    if pick is None:
+        return None
+    report = guarded(saved_report, store, pick)
+    if report is None:
+        st.info(f"{pick} is in the store, but its report.json is gone; open it in the Timeline.")
+    return report
+
+
+def page() -> None:
+    """Render the Replay page."""
+    st.title("Replay")
+    st.caption(
+        "Re-run a run from one of its checkpoints in a sandbox: calls are answered from the "
+        "original's tape or your mocks, writes are recorded and never executed, the network "
+        "is blocked. The replay is stored as a run and compared step by step."
+    )
+    store = get_store()
+    if store is None:
+        return
+    runs = guarded(store.run_records) or []
+    settings = _setup([r for r in runs if not r.replay_of])
+    clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
+                                     disabled=not settings["agent"])  # fmt: skip
+    if clicked and settings and _run(settings):
+        st.rerun()  # the store has a new run: read it afresh
+    report = _past(store, runs) or st.session_state.get("replay_report")
+    if report:
+        _show(report)

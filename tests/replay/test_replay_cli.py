@@ -1,0 +1,93 @@
+"""``stepscope replay`` driven in-process: output, JSON, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from debugger.cli import main
+from tests.fixtures.replay import RecordedRuns
+
+AGENT = "tests.replay.agents:ledger_agent"
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["replay", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_replay_prints_the_comparison(recorded_runs: RecordedRuns) -> None:
+    code, out, _ = _run("ledger-done", "--from", "1", "--agent", "tests.replay.agents:no_pay_agent",
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 0
+    assert "diverged - step 3: the original made the write pay (key pay-A1)" in out
+    assert "first divergence:" in out and "not repeated: pay key=pay-A1" in out
+
+
+def test_replay_json_has_stable_keys(recorded_runs: RecordedRuns) -> None:
+    code, out, _ = _run("ledger-done", "--from", "3", "--agent", AGENT, "--json",
+                        "--store", str(recorded_runs.store_path), "--max-steps", "5",
+                        "--timeout", "30", "--memory-mb", "1024")  # fmt: skip
+    assert code == 0
+    doc = json.loads(out)["replay"]
+    assert doc["outcome"] == "completed" and doc["diverged"] is False
+    assert doc["limits"] == {"timeout_s": 30.0, "max_steps": 5, "memory_mb": 1024}
+    keys = {"replay_run_id", "first_divergence", "duplicate_writes", "missing_writes", "steps",
+            "violations", "ledger", "budgets_start", "budgets_end"}  # fmt: skip
+    assert keys <= set(doc)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope", "--from", "0", "--agent", AGENT], "error: no run 'nope' in the store."),
+        (["ledger-done", "--from", "77", "--agent", AGENT],
+         "error: run 'ledger-done' has no step 77."),
+        (["ledger-done", "--from", "0", "--agent", "no_such_module:agent"],
+         "error: cannot import the agent no_such_module:agent: ModuleNotFoundError"),
+        (["ledger-done", "--from", "0", "--agent", "tests.replay.agents:nothing"],
+         "error: cannot import the agent tests.replay.agents:nothing: AttributeError"),
+        (["ledger-done", "--from", "0", "--agent", "tests.replay.agents"],
+         "error: agent 'tests.replay.agents' is not of the form module:attribute."),
+        (["ledger-done", "--from", "0", "--agent", AGENT, "--mocks", "no.such.mocks"],
+         "error: cannot import the mocks module no.such.mocks: ModuleNotFoundError"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_2(
+    recorded_runs: RecordedRuns, args: list[str], message: str
+) -> None:
+    code, out, err = _run(*args, "--store", str(recorded_runs.store_path))
+    assert code == 2 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1 and "Hint:" in err
+
+
+def test_missing_store_is_one_line(tmp_path: Path) -> None:
+    code, _, err = _run("r", "--from", "0", "--agent", AGENT, "--store", str(tmp_path / "x.duckdb"))
+    assert (
+        code == 2 and err.startswith("error: no store at") and not (tmp_path / "x.duckdb").exists()
+    )
+
+
+def test_a_store_held_by_the_app_is_one_line_with_a_hint(recorded_runs: RecordedRuns) -> None:
+    # another process holding the store, as `stepscope app` does (read-only)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; "
+         f"c = duckdb.connect({str(recorded_runs.store_path)!r}, read_only=True); "
+         "print('ready', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        code, _, err = _run("ledger-done", "--from", "0", "--agent", AGENT,
+                            "--store", str(recorded_runs.store_path))  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 2 and err.count("\n") == 1
+    assert "is held by another process or connection (the app" in err
+    assert "Hint: stop `stepscope app`" in err

@@ -1,0 +1,79 @@
+"""The Replay page in AppTest: set up from the URL, run, see the comparison and its links."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from debugger.store import Store
+from tests.conftest import REPO
+
+
+@pytest.fixture
+def store(sample_replay_store: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "page.duckdb"
+    shutil.copy(sample_replay_store, path)
+    return path
+
+
+def _open(store: Path, **query: str) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
+    at.session_state["store_path"] = str(store)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    pages = at._registered_pages  # AppTest has no public way to open a callable page
+    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == "replay")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning] + [c.value for c in at.caption]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store: Path) -> None:
+    at = _open(store, run="crash-at-step-7", step="6")
+    assert at.selectbox(key="replay_run").value == "crash-at-step-7"
+    assert at.number_input(key="replay_step").value == 6
+    assert at.text_input(key="replay_agent").value.endswith(":fixed_agent")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    text = _text(at)
+    assert "First divergence: step 7 (missing_call)" in text
+    assert "the original made the write issue_refund (key refund-T-1077-ORD-1077)" in text
+    links = [str(p.proto) for p in at.get("page_link")] + [str(m.value) for m in at.markdown]
+    assert any("a=crash-at-step-7%3A6&b=crash-at-step-7~replay-1%3A7" in link
+               or "a=crash-at-step-7:6&b=crash-at-step-7~replay-1:7" in link
+               for link in links), links  # fmt: skip
+    assert any("run=crash-at-step-7&step=7" in link for link in links), links
+    with Store.open(store, read_only=True) as s:
+        assert s.run("crash-at-step-7~replay-1").replay_of == "crash-at-step-7"
+    # the replay is a run like any other: it is listed, and its report can be reopened
+    at.selectbox(key="replay_past").select("crash-at-step-7~replay-1").run()
+    assert "First divergence: step 7" in _text(at)
+
+
+def test_replay_page_shows_the_duplicate_refund_of_the_original_code(store: Path) -> None:
+    at = _open(store, run="crash-at-step-7", step="6")
+    at.text_input(key="replay_agent").set_value("sample_checkpoints.refund_desk.agent:agent")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    errors = " ".join(str(e.value) for e in at.error)
+    assert "duplicate issue_refund" in errors and "refund-T-1077-ORD-1077" in errors
+    assert "end_of_original" in _text(at)
+
+
+def test_replay_page_shows_setup_errors_in_one_line(store: Path) -> None:
+    at = _open(store, run="clean-completed", step="0")
+    at.text_input(key="replay_agent").set_value("no_such_module:agent")
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    [error] = at.error
+    assert str(error.value).startswith("cannot import the agent no_such_module:agent")
