@@ -12,8 +12,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from debugger.errors import StepscopeError
 from debugger.pages_data.imports import UPLOAD_SUFFIXES, ImportResult, import_into, import_upload
-from debugger.ui.common import get_store, guarded, reopen_store, store_path
+from debugger.ui.common import generation, guarded, open_cached, reopen_store, store_path
 
 TITLE = "Import"
 ICON = ":material/upload:"
@@ -111,10 +112,11 @@ def _history() -> None:
     if not Path(store_path()).exists():
         st.info("No store yet: the first import creates it.")
         return
-    store = get_store()
-    if store is None:
+    try:  # secondary: an error here would repeat the import's own error
+        sources = open_cached(store_path(), generation()).sources()
+    except StepscopeError as e:
+        st.caption(f"Import history unavailable: {e}")
         return
-    sources = guarded(store.sources)
-    if sources is not None and not sources.empty:
+    if not sources.empty:
         st.markdown("#### Imports so far")
         st.dataframe(sources, hide_index=True, width="stretch")

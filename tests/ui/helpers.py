@@ -5,28 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def open_app(store: Path | str, url: str | None = None, **query: str) -> AppTest:
-    """Run app.py on ``store`` and open the page at ``url`` with ``query`` as the URL's params.
+    """Run app.py on ``store`` at the page ``url`` with ``query`` as the URL's params.
 
-    AppTest.switch_page() only targets file pages; our pages are callables registered by
-    st.navigation under their url_path, so the page is selected by the hash Streamlit gives
-    that url_path (what a browser opening /<url>?... gets).
+    AppTest.switch_page() only targets file pages; our pages are callables that
+    st.navigation registers under their url_path, and Streamlit identifies such a page by
+    the hash of its url_path: requesting that hash is what a browser opening /<url> does.
     """
     at = AppTest.from_file(APP, default_timeout=30)
     at.session_state["store_path"] = str(store)
-    at.run()
-    assert not at.exception, at.exception
+    for key, value in query.items():
+        at.query_params[key] = value
     if url is not None:
-        for key, value in query.items():
-            at.query_params[key] = value
-        at._page_hash = next(  # no public way to pick a callable page
-            h for h, info in at._registered_pages.items() if info.get("url_pathname") == url
-        )
-        at.run()
+        at._page_hash = calc_hash(url)  # no public way to request a callable page
+    at.run()
     return at
 
 

@@ -1,0 +1,67 @@
+"""The Import page: a path, an upload, the report with quarantine, and a locked store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sample_checkpoints import DATA_DIR
+from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.ui.helpers import frames_text, open_app, texts
+
+
+def _source_with_a_bad_row(path: Path) -> Path:
+    rows = native_rows(runs=2, steps=3)
+    rows.append(dict(rows[0], step_index="seven", working_state=json.dumps({"x": 1})))
+    return write_native_sqlite(path, rows)
+
+
+def test_import_a_path_shows_the_report_and_the_quarantined_rows(tmp_path: Path) -> None:
+    store = tmp_path / "new.duckdb"
+    source = _source_with_a_bad_row(tmp_path / "bad.sqlite")
+    at = open_app(store, "import")
+    assert not at.exception and not at.error
+    at.text_input(key="import_path").set_value(str(source)).run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and not at.error
+    page = texts(at)
+    assert "read 7 rows = 6 imported + 0 already present + 1 quarantined" in page
+    assert "step_index is not an integer" in frames_text(at)  # reason and the row itself
+    at.button(key="import_go").click().run()  # again: nothing new
+    assert "= 0 imported + 6 already present + 1 quarantined" in texts(at)
+    at = open_app(store)  # the app reads the new runs
+    assert set(at.dataframe[0].value["run_id"]) == {"run-0", "run-1"}
+
+
+def test_import_an_uploaded_file(tmp_path: Path) -> None:
+    store = tmp_path / "up.duckdb"
+    at = open_app(store, "import")
+    at.radio(key="import_kind").set_value("An uploaded file").run()
+    data = (DATA_DIR / "native.sqlite").read_bytes()
+    at.file_uploader(key="import_upload").upload("native.sqlite", data).run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and not at.error
+    assert "0 quarantined" in texts(at)
+    assert "crash-at-step-7" in set(open_app(store).dataframe[0].value["run_id"])
+
+
+def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path) -> None:
+    store = tmp_path / "held.duckdb"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb, sys, time; c = duckdb.connect({str(store)!r}); print('ok', flush=True);"
+         " sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+        at = open_app(store, "import")
+        at.text_input(key="import_path").set_value(str(DATA_DIR / "native.sqlite")).run()
+        at.button(key="import_go").click().run()
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and "another process" in errors[0] and "Hint:" in errors[0]
+    finally:
+        holder.communicate("")
