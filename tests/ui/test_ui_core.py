@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,8 +73,9 @@ def test_fork_tree_of_a_reexecuted_step(sample_store: Path) -> None:
 def test_page_data_per_step_stays_small_with_large_states(tmp_path: Path) -> None:
     rows = native_rows(runs=1, steps=3)
     for i, row in enumerate(rows):  # ~1 MB states, a few changes a step
-        state = {"docs": [{"id": k, "text": "x" * 1000} for k in range(1000)], "step": i}
-        state["docs"][i]["text"] = "changed"
+        docs: list[dict[str, Any]] = [{"id": k, "text": "x" * 1000} for k in range(1000)]
+        docs[i]["text"] = "changed"
+        state = {"docs": docs, "step": i}
         row["working_state"] = json.dumps(state)
     store_path = tmp_path / "big.duckdb"
     with Store.open(store_path) as store:
@@ -86,7 +88,7 @@ def test_page_data_per_step_stays_small_with_large_states(tmp_path: Path) -> Non
 
 
 def test_findings_after_the_last_checkpoint_belong_to_it() -> None:
-    found = [{"step_index": 7, "rule_id": "a"}, {"step_index": None, "rule_id": "b"},
+    found: list[dict[str, Any]] = [{"step_index": 7, "rule_id": "a"}, {"step_index": None, "rule_id": "b"},
              {"step_index": 2, "rule_id": "c"}]  # fmt: skip
     grouped = pages_data.findings_by_step(found, [0, 1, 2, 3, 4, 5, 6])
     assert {k: [f["rule_id"] for f in v] for k, v in grouped.items()} == {
