@@ -122,7 +122,7 @@ def runs_cmd(
     if status:
         bad = [s for s in status.split(",") if s.strip() and s.strip() not in RUN_STATUSES]
         if bad:
-            raise click.BadParameter(f"unknown status {bad[0]!r}; use {', '.join(RUN_STATUSES)}")
+            raise StepscopeError(f"unknown status {bad[0]!r}", f"use {', '.join(RUN_STATUSES)}")
     with open_store(store_path) as store:
         runs = store.run_records(status, agent=agent, text=text)
     if as_json:
