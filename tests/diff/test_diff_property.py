@@ -1,0 +1,138 @@
+"""diff_states equals plain DeepDiff on random nested states (hypothesis).
+
+Rows are compared through ``repr``, which tells 1, 1.0 and True apart at every depth, so a
+pruning that confused them would fail here even though ``1 == 1.0 == True`` in Python.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from debugger.diff import diff_states, plain_deepdiff_rows
+
+KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
+KEYS = st.one_of(KEYS, st.text(max_size=4))
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([0, 1, -1, 0.0, 1.0, 2, 2.0, 1.5, "1", "", "True"]),
+    st.integers(-1000, 1000),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=6),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.dictionaries(KEYS, inner, max_size=6),
+    ),
+    max_leaves=20,
+)
+SMALL = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)),
+    max_leaves=4,
+)
+CONTAINERS = st.one_of(st.dictionaries(KEYS, VALUES, max_size=8), st.lists(VALUES, max_size=8))
+# Generation, not the diff, is what costs here: ~100 examples take a few seconds.
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def fresh(value: Any) -> Any:
+    """A deep copy sharing no objects, like two states parsed from a database."""
+    return copy.deepcopy(value)
+
+
+def paths_of(value: Any, path: str = "root") -> list[tuple[str, Any, Any, Any]]:
+    """Every (path, parent, key, child) in a value, to choose edit sites from."""
+    out: list[tuple[str, Any, Any, Any]] = []
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, child in items:
+        sub = f"{path}[{key!r}]"
+        out.append((sub, value, key, child))
+        out += paths_of(child, sub)
+    return out
+
+
+@st.composite
+def edited_pairs(draw: st.DrawFn) -> tuple[Any, Any]:
+    """A state and a copy with a few edits: the shape of two neighbouring checkpoints."""
+    old = draw(CONTAINERS)
+    new = fresh(old)
+    for _ in range(draw(st.integers(0, 4))):
+        sites = paths_of(new)
+        if not sites:
+            break
+        _, parent, key, child = draw(st.sampled_from(sites))
+        action = draw(st.sampled_from(["replace", "retype", "delete", "insert", "append"]))
+        if action == "replace":
+            parent[key] = draw(SMALL)
+        elif action == "retype" and type(child) in (int, float, bool):
+            parent[key] = draw(st.sampled_from([1, 1.0, True, 0, 0.0, False, None]))
+        elif action == "delete":
+            del parent[key]
+        elif action == "insert" and isinstance(parent, dict):
+            parent[draw(KEYS)] = draw(SMALL)
+        elif action == "insert" and isinstance(parent, list):
+            parent.insert(key, draw(SMALL))
+        elif action == "append" and isinstance(child, list):
+            child.append(draw(SMALL))
+    return old, new
+
+
+def same(a: Any, b: Any) -> None:
+    assert repr(a) == repr(b)
+
+
+@SETTINGS
+@given(edited_pairs(), st.booleans())
+def test_edited_states_match_plain_deepdiff(pair: tuple[Any, Any], via_json: bool) -> None:
+    old, new = pair
+    if via_json:  # exactly what the store hands over: orjson-parsed, no shared objects
+        old, new = orjson.loads(orjson.dumps(old)), orjson.loads(orjson.dumps(new))
+    same(diff_states(old, new), plain_deepdiff_rows(old, new))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(CONTAINERS, CONTAINERS)
+def test_unrelated_states_match_plain_deepdiff(old: Any, new: Any) -> None:
+    same(diff_states(old, new), plain_deepdiff_rows(old, new))
+
+
+@st.composite
+def pairs_with_patterns(draw: st.DrawFn) -> tuple[Any, Any, list[str], list[str]]:
+    old, new = draw(edited_pairs())
+    sites = [p for p, *_ in paths_of(old)] + [p for p, *_ in paths_of(new)]
+    lists = [p for p, _, _, child in paths_of(old) if isinstance(child, list)] + ["root"]
+    ignore = draw(st.lists(st.sampled_from(sites), max_size=2)) if sites else []
+    if draw(st.booleans()):
+        ignore.append("root[**]['ts']")
+    if draw(st.booleans()):
+        ignore.append(r"re:\['a'\]$")
+    order = draw(st.lists(st.sampled_from(lists), max_size=2))
+    if draw(st.booleans()):
+        order.append("root[*]")
+    return old, new, ignore, order
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs_with_patterns())
+def test_ignore_options_match_plain_deepdiff(
+    case: tuple[Any, Any, list[str], list[str]],
+) -> None:
+    old, new, ignore, order = case
+    same(
+        diff_states(old, new, ignore_paths=ignore, ignore_order=order),
+        plain_deepdiff_rows(old, new, ignore_paths=ignore, ignore_order=order),
+    )
