@@ -62,14 +62,20 @@ def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
     return frame
 
 
-def _pick_run(frame: pd.DataFrame) -> str | None:
-    runs = list(frame["run_id"]) if not frame.empty else []
-    wanted = st.query_params.get("run")
-    index = runs.index(wanted) if wanted in runs else 0
+def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
+    runs = [str(r) for r in frame["run_id"]] if not frame.empty else []
     if not runs:
         return None
-    choice = st.selectbox("Run", runs, index=index, key="audit_run")
-    return str(choice) if choice is not None else None
+    wanted = st.query_params.get("run")
+    if st.session_state.get("audit_run") not in runs:
+        st.session_state["audit_run"] = wanted if wanted in runs else runs[0]
+    # a click on a row of the verdict table picks that run (once per new click)
+    if selected_rows and selected_rows != st.session_state.get("audit_last_rows"):
+        st.session_state["audit_run"] = runs[selected_rows[0]]
+    st.session_state["audit_last_rows"] = selected_rows
+    choice = str(st.selectbox("Run", runs, key="audit_run"))
+    st.query_params["run"] = choice  # the URL names the run, so a link opens this view
+    return choice
 
 
 def _step_link(run_id: str, finding: Finding, index: int) -> None:
@@ -148,8 +154,9 @@ def page() -> None:
     if frame is None:
         return
     st.caption("Could each run be resumed safely, and what would a resume do? See docs/audit.md.")
-    st.dataframe(frame, hide_index=True, width="stretch", key="audit_verdicts")
-    run_id = _pick_run(frame)
+    event = st.dataframe(frame, hide_index=True, width="stretch", key="audit_verdicts",
+                         on_select="rerun", selection_mode="single-row")  # fmt: skip
+    run_id = _pick_run(frame, list(event.selection.rows))
     if run_id is None:
         st.info("No runs in the store yet: import a source first.")
         return

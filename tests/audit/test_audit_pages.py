@@ -61,6 +61,7 @@ def test_audit_page_switching_run(audit_runs: Path) -> None:
     at.selectbox(key="audit_run").set_value("v0").run()
     assert not at.exception
     assert "Restart required" in _text(at) and "schema-unreachable" in _text(at)
+    assert at.query_params["run"] == "v0"  # the URL names the run shown
 
 
 def test_migrations_page_dry_run_and_side_by_side(audit_runs: Path) -> None:
