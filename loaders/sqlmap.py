@@ -7,6 +7,7 @@ pasted raw, so a mapping file cannot inject SQL.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,9 @@ def literal(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, dict | list):
+        # a TOML table or array given as a constant is a JSON value, not Python's repr of it
+        value = json.dumps(value, default=str)
     return "'" + str(value).replace("'", "''") + "'"
 
 
