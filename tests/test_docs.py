@@ -99,3 +99,39 @@ def test_console_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         actual = "".join(line.rstrip() + "\n" for line in result.output.splitlines())
         if expected:
             assert pattern(expected).fullmatch(actual), f"{command}\n--- got:\n{actual}"
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding the sample histories (native SQLite)."""
+    from debugger.store import Store
+    from loaders import import_source
+
+    path = tmp_path_factory.mktemp("docs") / "sample.duckdb"
+    with Store.open(path) as store:
+        import_source(store, str(REPO / "sample_checkpoints" / "data" / "native.sqlite"))
+    return path
+
+
+def test_store_doc_names_every_table_and_column(sample_store: Path) -> None:
+    import debugger
+
+    text = (REPO / "docs" / "store.md").read_text(encoding="utf-8")
+    with debugger.open(sample_store) as store:
+        tables = store.con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = 'main'"
+        ).fetchall()
+    missing = sorted(f"{t}.{c}" for t, c in tables if f"`{t}`" not in text or f"`{c}`" not in text)
+    assert not missing, f"docs/store.md lacks: {', '.join(missing)}"
+
+
+def test_store_sql_examples_run(sample_store: Path) -> None:
+    import debugger
+
+    text = (REPO / "docs" / "store.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```sql\n(.*?)^```", text, flags=re.M | re.S)
+    assert len(blocks) >= 5
+    with debugger.open(sample_store) as store:
+        for sql in blocks:
+            assert store.con.execute(sql).fetchall(), sql
