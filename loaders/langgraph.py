@@ -28,6 +28,7 @@ from debugger.store.ingest import TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.lg_decode import SafeDecoder, to_json
 from loaders.lg_map import (
+    MessageMemo,
     decode_checkpoint,
     decode_metadata,
     is_internal,
@@ -38,7 +39,7 @@ from loaders.lg_map import (
     status_fields,
     unanswered_tool_calls,
     usage,
-)  # fmt: skip
+)
 from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.lg_tape import Tape
 
@@ -103,6 +104,7 @@ class _Walk:
         self.run: str | None = None
         self.first_ts: str | None = None
         self.tape = Tape("")
+        self.memo = MessageMemo()
         self.tape_rows: list[dict[str, Any]] = []
         self.bad_writes: list[dict[str, Any]] = []
 
@@ -140,6 +142,7 @@ class _Walk:
         self._end_run()
         self.run, self.first_ts = run, None
         self.tape = Tape(run)
+        self.memo = MessageMemo()
         self.dec.clear()
 
     def _row(self, ck: RawCheckpoint) -> dict[str, Any]:
@@ -187,11 +190,12 @@ class _Walk:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
         nexts = next_tasks(values)
-        tokens, model = usage(state)
-        pending = unanswered_tool_calls(state)
+        facts, new = self.memo.facts(state)
+        tokens, model = usage(facts)
+        pending = unanswered_tool_calls(facts)
         if not ck.has_child:
             pending += pending_writes(decoded)
-        self.tape.observe(state, step if step is not None else 0)
+        self.tape.observe(new, step if step is not None else 0)
         md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,

@@ -22,12 +22,13 @@ What goes where (docs/langgraph.md says the same for users):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from debugger.errors import DecodeError
-from loaders.lg_decode import SafeDecoder
+from loaders.lg_decode import SafeDecoder, to_json
 from loaders.lg_source import RawCheckpoint, RawWrite
 
 CONTROL_WRITES = {"__error__", "__interrupt__", "__resume__", "__scheduled__", "__return__"}
@@ -92,60 +93,129 @@ def next_tasks(channel_values: dict[str, Any]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What one message contributes to budgets, pending effects and the tape."""
+
+    kind: str
+    """``ai``, ``tool`` or another message type."""
+    key: str
+    """The message id (or a hash of the message when it has none)."""
+    tokens: int
+    """``usage_metadata.total_tokens`` of an AI message (0 otherwise)."""
+    model: str | None
+    """``response_metadata.model_name`` of an AI message."""
+    calls: tuple[dict[str, Any], ...]
+    """Tool calls of an AI message (``{id, name, args}``)."""
+    answers: str | None
+    """The ``tool_call_id`` a tool message answers."""
+
+
+def _is_message_tag(tag: Any, memo: dict[str, bool] = {}) -> bool:  # noqa: B006 - a cache
+    hit = memo.get(tag)
+    if hit is None:
+        hit = memo[tag] = isinstance(tag, str) and "langchain_core.messages" in tag
+    return hit
+
+
 def is_message(v: Any) -> bool:
     """A LangChain message, as the decoder renders it."""
-    return (
-        isinstance(v, dict)
-        and isinstance(v.get("__type__"), str)
-        and "langchain_core.messages" in v["__type__"]
-    )
+    return isinstance(v, dict) and _is_message_tag(v.get("__type__"))
 
 
-def messages(state: dict[str, Any]) -> Iterable[dict[str, Any]]:
-    """LangChain messages held in the state's top-level lists, in order."""
+def messages(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """LangChain messages held in the state's top-level values and lists, in order."""
+    out: list[dict[str, Any]] = []
     for value in state.values():
         if isinstance(value, list):
-            yield from (m for m in value if is_message(m))
+            out += [m for m in value if is_message(m)]
         elif is_message(value):
-            yield value
+            out.append(value)
+    return out
 
 
-def usage(state: dict[str, Any]) -> tuple[int, str | None]:
+def _tokens(m: dict[str, Any]) -> int:
+    u = m.get("usage_metadata")
+    if not isinstance(u, dict):
+        return 0
+    t = u.get("total_tokens")
+    if isinstance(t, int):
+        return t
+    return int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+
+
+def facts_of(m: dict[str, Any]) -> Facts:
+    """The facts of one decoded message."""
+    kind = str(m.get("type"))
+    kind = "ai" if kind == "AIMessageChunk" else kind
+    mid = m.get("id")
+    key = str(mid) if mid else hashlib.md5(to_json(m)).hexdigest()[:16]
+    if kind == "tool":
+        return Facts(kind, key, 0, None, (), str(m.get("tool_call_id")))
+    if kind != "ai":
+        return Facts(kind, key, 0, None, (), None)
+    meta = m.get("response_metadata")
+    model = None
+    if isinstance(meta, dict) and (meta.get("model_name") or meta.get("model")):
+        model = str(meta.get("model_name") or meta.get("model"))
+    calls = tuple(tc for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id"))
+    return Facts(kind, key, _tokens(m), model, calls, None)
+
+
+class MessageMemo:
+    """Facts of messages already seen in this run, by object identity.
+
+    The decoder hands back the same object for a message repeated in every checkpoint, so
+    each message is analysed once per run. The memo keeps a reference to each message, so
+    an ``id()`` cannot be reused while it is remembered; it forgets everything past a size.
+    """
+
+    LIMIT = 20_000
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[dict[str, Any], Facts]] = {}
+
+    def facts(
+        self, state: dict[str, Any]
+    ) -> tuple[list[tuple[dict[str, Any], Facts]], list[tuple[dict[str, Any], Facts]]]:
+        """The state's messages with their facts, and those among them not seen before."""
+        if len(self._seen) > self.LIMIT:
+            self._seen.clear()
+        out: list[tuple[dict[str, Any], Facts]] = []
+        new: list[tuple[dict[str, Any], Facts]] = []
+        seen = self._seen
+        for value in state.values():
+            for m in value if isinstance(value, list) else (value,):
+                hit = seen.get(id(m))
+                if hit is None:
+                    if not is_message(m):
+                        continue
+                    hit = seen[id(m)] = (m, facts_of(m))
+                    new.append(hit)
+                out.append(hit)
+        return out, new
+
+
+def usage(facts: list[tuple[dict[str, Any], Facts]]) -> tuple[int, str | None]:
     """Tokens spent (sum over distinct AI messages) and the last model name seen."""
     total, seen, model = 0, set(), None
-    for m in messages(state):
-        if m.get("type") not in ("ai", "AIMessageChunk"):
+    for _, f in facts:
+        if f.kind != "ai" or f.key in seen:
             continue
-        key = m.get("id") or id(m)
-        if key in seen:
-            continue
-        seen.add(key)
-        u = m.get("usage_metadata")
-        if isinstance(u, dict):
-            t = u.get("total_tokens")
-            if not isinstance(t, int):
-                t = int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
-            total += t
-        meta = m.get("response_metadata")
-        if isinstance(meta, dict) and (meta.get("model_name") or meta.get("model")):
-            model = str(meta.get("model_name") or meta.get("model"))
+        seen.add(f.key)
+        total += f.tokens
+        model = f.model or model
     return total, model
 
 
-def unanswered_tool_calls(state: dict[str, Any]) -> list[dict[str, Any]]:
+def unanswered_tool_calls(facts: list[tuple[dict[str, Any], Facts]]) -> list[dict[str, Any]]:
     """Tool calls of AI messages with no tool message answering them (in flight)."""
-    calls: dict[str, dict[str, Any]] = {}
-    answered = set()
-    for m in messages(state):
-        if m.get("type") == "tool":
-            answered.add(m.get("tool_call_id"))
-        for tc in m.get("tool_calls") or []:
-            if isinstance(tc, dict) and tc.get("id"):
-                calls[tc["id"]] = tc
+    answered = {f.answers for _, f in facts if f.answers}
+    calls = {tc["id"]: tc for _, f in facts for tc in f.calls if tc["id"] not in answered}
     return [
         {"kind": "tool_call", "tool": tc.get("name"), "args": tc.get("args"),
          "tool_call_id": cid, "idempotency_key": None, "status": "pending"}
-        for cid, tc in calls.items() if cid not in answered
+        for cid, tc in calls.items()
     ]  # fmt: skip
 
 

@@ -14,12 +14,7 @@ import hashlib
 from typing import Any
 
 from loaders.lg_decode import to_json
-from loaders.lg_map import messages
-
-
-def _message_key(m: dict[str, Any]) -> str:
-    mid = m.get("id")
-    return str(mid) if mid else hashlib.md5(to_json(m)).hexdigest()[:16]
+from loaders.lg_map import Facts
 
 
 def _key(run: str, call_id: str) -> int:
@@ -43,31 +38,27 @@ class Tape:
             self.calls[call_id] = row
         return row
 
-    def observe(self, state: dict[str, Any], step: int) -> None:
-        """Note the calls of one checkpoint's state (messages already seen are skipped)."""
-        for m in messages(state):
-            kind = m.get("type")
-            if kind in ("ai", "AIMessageChunk"):
-                self._model(m, step)
-            elif kind == "tool":
-                self._answer(m)
+    def observe(self, facts: list[tuple[dict[str, Any], Facts]], step: int) -> None:
+        """Note the calls of one checkpoint's messages (calls already noted are skipped)."""
+        for m, f in facts:
+            if f.kind == "ai":
+                self._model(m, f, step)
+            elif f.kind == "tool":
+                self._answer(m, f)
 
-    def _model(self, m: dict[str, Any], step: int) -> None:
-        call_id = f"model:{_message_key(m)}"
+    def _model(self, m: dict[str, Any], f: Facts, step: int) -> None:
+        call_id = f"model:{f.key}"
         if call_id in self.calls:
             return
-        meta = m.get("response_metadata") or {}
-        name = meta.get("model_name") or meta.get("model") if isinstance(meta, dict) else None
-        self._add(call_id, step, kind="model", name=str(name or "model"), request=None,
+        self._add(call_id, step, kind="model", name=f.model or "model", request=None,
                   response=to_json(m).decode(), error=None)  # fmt: skip
-        for tc in m.get("tool_calls") or []:
-            if isinstance(tc, dict) and tc.get("id"):
-                self._add(f"tool:{tc['id']}", step, kind="tool", name=str(tc.get("name")),
-                          request=to_json(tc.get("args")).decode(), response=None,
-                          error=None)  # fmt: skip
+        for tc in f.calls:
+            self._add(f"tool:{tc['id']}", step, kind="tool", name=str(tc.get("name")),
+                      request=to_json(tc.get("args")).decode(), response=None,
+                      error=None)  # fmt: skip
 
-    def _answer(self, m: dict[str, Any]) -> None:
-        row = self.calls.get(f"tool:{m.get('tool_call_id')}")
+    def _answer(self, m: dict[str, Any], f: Facts) -> None:
+        row = self.calls.get(f"tool:{f.answers}")
         if row is None or row["response"] is not None:
             return
         row["response"] = to_json(m.get("content")).decode()
