@@ -37,7 +37,8 @@ _DUMP_OPTS = (
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
-_SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+_dumps = orjson.dumps
 
 OrderMatcher = Callable[[str | None], bool]
 """True when the list at this DeepDiff path is compared without regard to order."""
@@ -52,16 +53,15 @@ def identical(a: Any, b: Any) -> bool:
     depth). Anything orjson cannot serialize natively is never called identical, which is
     always safe: it only means DeepDiff looks at it.
     """
-    if type(a) is not type(b):
+    kind = type(a)
+    if kind is not type(b):
         return False
-    if isinstance(a, _SCALARS):
+    if kind in _SCALAR_TYPES:
         return bool(a == b)
-    if not isinstance(a, (dict, list)):
+    if (kind is not dict and kind is not list) or a != b:
         return False
     try:
-        return bool(a == b) and orjson.dumps(a, option=_DUMP_OPTS) == orjson.dumps(
-            b, option=_DUMP_OPTS
-        )
+        return _dumps(a, option=_DUMP_OPTS) == _dumps(b, option=_DUMP_OPTS)
     except (TypeError, ValueError, RecursionError):
         return False
 

@@ -148,6 +148,21 @@ def _split(patterns: Iterable[PathPattern]) -> tuple[list[str], list[re.Pattern[
     return paths, regexes
 
 
+class _PrunedDeepDiff(DeepDiff):  # type: ignore[misc]
+    """DeepDiff that does not even visit list items it would skip by identity.
+
+    Positional list comparison pairs item i with item i; for a pair whose two sides are the
+    same object, DeepDiff creates a child level and then returns at its ``t1 is t2`` check,
+    reporting nothing. Pruning makes every identical item such a pair, so dropping those
+    pairs up front changes no result and saves the per-item level objects (most of the time
+    on a state with thousands of messages).
+    """
+
+    def _get_matching_pairs(self, *args: Any, **kwargs: Any) -> list[Any]:
+        pairs = super()._get_matching_pairs(*args, **kwargs)
+        return [p for p in pairs if not (p[0][0] == p[0][1] and p[1][0] is p[1][1])]
+
+
 def diff_states(
     old: Any,
     new: Any,
@@ -182,7 +197,7 @@ def diff_states(
     if identical(old, new):
         return StateDiff()
     p_old, p_new = prune(old, new, options.ignores_order if options.orders else None)
-    return StateDiff(rows_of(DeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
+    return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
 
 
 def plain_deepdiff_rows(

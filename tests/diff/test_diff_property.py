@@ -40,7 +40,7 @@ SMALL = st.recursive(
 )
 CONTAINERS = st.one_of(st.dictionaries(KEYS, VALUES, max_size=8), st.lists(VALUES, max_size=8))
 # Generation, not the diff, is what costs here: ~100 examples take a few seconds.
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def fresh(value: Any) -> Any:
@@ -104,7 +104,7 @@ def test_edited_states_match_plain_deepdiff(pair: tuple[Any, Any], via_json: boo
     same(diff_states(old, new), plain_deepdiff_rows(old, new))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(CONTAINERS, CONTAINERS)
 def test_unrelated_states_match_plain_deepdiff(old: Any, new: Any) -> None:
     same(diff_states(old, new), plain_deepdiff_rows(old, new))
@@ -126,7 +126,7 @@ def pairs_with_patterns(draw: st.DrawFn) -> tuple[Any, Any, list[str], list[str]
     return old, new, ignore, order
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs_with_patterns())
 def test_ignore_options_match_plain_deepdiff(
     case: tuple[Any, Any, list[str], list[str]],
