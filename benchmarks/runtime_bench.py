@@ -27,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +90,12 @@ def measure(runs: int) -> dict[str, float]:
         env = Env(Path(tmp))
         env.seed([CLEAN])
         out = {}
-        for name, fn in (
+        ways: tuple[tuple[str, Callable[[int], tuple[float, int]]], ...] = (
             ("bare loop (no checkpoints)", lambda i: bare(env, i)),
             ("runtime, synchronous=OFF", lambda i: with_runtime(env, i, "OFF")),
             ("runtime, synchronous=FULL", lambda i: with_runtime(env, i, "FULL")),
-        ):
+        )
+        for name, fn in ways:
             per_step = []
             for i in range(runs):
                 elapsed, steps = fn(i)

@@ -49,6 +49,7 @@ def test_old_runs_migrate_to_what_the_current_agent_writes(
 
 def test_migrations_are_pure(sample_data: SampleFiles) -> None:
     _, _, state = _states(sample_data.native, "schema-v1")[-1]
+    assert isinstance(state, dict)
     before = orjson.dumps(state)
     migrations.v2_to_v3(migrations.v1_to_v2(state))
     assert orjson.dumps(state) == before

@@ -145,6 +145,7 @@ def test_late_approval_is_denied_on_reauthorization(store: Store, sample_data: S
     cps = store.checkpoints(run)
     parked = next(c for c in cps if c.metadata.get("status") == "parked")
     resumed = next(c for c in cps if "resume" in c.metadata)
+    assert resumed.created_at is not None and parked.created_at is not None
     assert (resumed.created_at - parked.created_at).days >= 7
     assert resumed.metadata["resume"]["input"]["approved"] is True
     reauth = resumed.working_state["approval"]["reauthorization"]
