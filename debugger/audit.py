@@ -189,6 +189,12 @@ def _checks(
             "restore the consumed budgets before resuming (they were reset at step "
             f"{reset[0].step_index}; the head understates what the run has spent)"
         )
+    unchecked = [f for f in findings if f.rule_id == "schema-unchecked"]
+    if unchecked:
+        checks.append(
+            f"confirm the current code reads schema version {inp.head.schema_version}: name "
+            "the migrations module (--migrations MODULE or STEPSCOPE_MIGRATIONS)"
+        )
     if is_parked(inp.head):
         checks.append("obtain the approval, and re-check policy and permissions at resume")
     meta = inp.head.metadata if isinstance(inp.head.metadata, dict) else {}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pandas as pd
 import streamlit as st
 
+from debugger.diff import diff_states
 from debugger.errors import StepscopeError
 from debugger.migrations import (
     DryRunReport,
@@ -114,6 +116,24 @@ def _side_by_side(store: Store, registry: Registry) -> None:
     path = " → ".join(map(str, result.path))
     right.markdown(f"**Migrated** to version {registry.current_version} ({result.status}: {path})")
     right.json(result.migrated, expanded=2)
+    _changes(result.stored, result.migrated)
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _changes(stored: Any, migrated_state: Any) -> None:
+    rows = [
+        {"path": r.path, "kind": r.kind, "stored": _short(r.old), "migrated": _short(r.new)}
+        for r in diff_states(stored, migrated_state)
+    ]
+    with st.expander(f"What the migrations changed ({len(rows)} differences)"):
+        if rows:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        else:
+            st.caption("Nothing: the state is already current.")
 
 
 def page() -> None:

@@ -83,6 +83,9 @@ def test_migrations_page_dry_run_and_side_by_side(audit_runs: Path) -> None:
     jsons = at.get("json")
     assert len(jsons) == 2  # stored beside migrated
     assert '"currency"' in jsons[1].proto.body and '"order_id"' in jsons[0].proto.body
+    changes = at.dataframe[3].value  # what the migrations changed, path by path
+    assert list(changes["path"]) == ["root"]  # DeepDiff: too different to pair keys
+    assert '"currency":"EUR"' in changes["migrated"][0]
 
 
 def test_migrations_page_never_shows_an_unmigratable_state_as_current(audit_runs: Path) -> None:

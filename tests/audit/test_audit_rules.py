@@ -81,7 +81,8 @@ def test_restart_required_says_why_and_plans_no_resume(store: Store) -> None:
 def test_without_a_registry_an_old_version_is_flagged_unchecked(store: Store) -> None:
     report = audit_run(store, "v0")
     assert _pairs(report) == [("schema-unchecked", 2)]
-    assert report.verdict == "resumable"
+    assert report.verdict == "resumable_after_checks"
+    assert "confirm the current code reads schema version 0" in report.reasons[0]
 
 
 def test_parked_finding_says_since_when(store: Store) -> None:
