@@ -179,7 +179,8 @@ TYPED: dict[str, str] = {
 # calls also get an occurrence number, so that the same email really sent twice stays two
 # rows while a re-import of the same source still adds nothing.
 CONTENT_ID: dict[str, str] = {
-    "checkpoints": "left(md5(concat_ws('|', run_id, step_index, created_at, md5(ws))), 20)",
+    # state_hash is md5(ws), computed once for both uses
+    "checkpoints": "left(md5(concat_ws('|', run_id, step_index, created_at, state_hash)), 20)",
     "effects": "left(md5(concat_ws('|', run_id, step_index, idempotency_key, tool, "
     "CAST(args AS VARCHAR), status, CAST(result AS VARCHAR), created_at)), 20)",
     "tool_calls": "left(md5(concat_ws('|', run_id, step_index, seq, kind, name, "
@@ -285,45 +286,81 @@ def _mark_new(con: duckdb.DuckDBPyConnection, table: str) -> None:
     )
 
 
-def _ensure_run_keys(con: duckdb.DuckDBPyConnection) -> None:
+def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
+    """Give the batch's new runs their numbers; True when some of its runs were stored before.
+
+    A run without a number has no checkpoints yet, so its valid rows need no look-up in
+    ``checkpoint_rows``: a fresh import skips that anti-join entirely.
+    """
     con.execute(
-        """
-        INSERT INTO run_keys
-        SELECT run_id, nextval('run_seq') FROM (
-            SELECT DISTINCT run_id FROM _new
-            WHERE run_id NOT IN (SELECT run_id FROM run_keys))"""
+        f"CREATE OR REPLACE TEMP TABLE _bruns AS SELECT DISTINCT {_text('run_id')} AS run_id "
+        "FROM _checked WHERE _why IS NULL"
     )
+    row = con.execute("SELECT count(*) FROM _bruns JOIN run_keys USING (run_id)").fetchone()
+    con.execute(
+        "INSERT INTO run_keys SELECT run_id, nextval('run_seq') FROM _bruns "
+        "WHERE run_id NOT IN (SELECT run_id FROM run_keys)"
+    )
+    return bool(row and row[0])
 
 
 def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
-    _ensure_run_keys(con)
+    """Insert the batch's new checkpoints (``_checked`` rows that pass) into the store.
+
+    Materialises the wide rows once (``_v``: typed, hashed, identified); identity, in-batch
+    duplicates, the already-present check and write-order numbering run on narrow columns
+    (``_keep``), so no sort carries the states along.
+    """
+    seen_before = _number_runs(con)
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE _ins AS
-        SELECT (SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows) + row_number() OVER (
-                   ORDER BY n.run_id, n.step_index, n.created_at, n._key) AS ckpt_key,
-               k.run_num * {RUN_SHIFT} + (n.step_index + {STEP_OFFSET}) AS lookup_key,
-               n.*, strlen(n.ws) AS state_bytes, md5(n.ws) AS state_hash
-        FROM _new n JOIN run_keys k USING (run_id)
+        CREATE OR REPLACE TEMP TABLE _v AS
+        WITH t AS (
+            SELECT _key, {TYPED["checkpoints"]}, md5(ws) AS state_hash, strlen(ws) AS state_bytes
+            FROM _checked WHERE _why IS NULL
+        )
+        SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM t"""
+    )
+    # the anti-join only looks at the batch's runs, and only when one was stored before
+    present = (
+        "AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
+        "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
+        "AND x.run_id = t.run_id AND x.checkpoint_id = t.checkpoint_id)"
+        if seen_before
+        else ""
+    )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _keep AS
+        WITH t AS (
+            SELECT _key, run_id, checkpoint_id, step_index, created_at FROM _v
+            QUALIFY row_number() OVER (PARTITION BY run_id, checkpoint_id ORDER BY _key) = 1
+        ),
+        n AS (SELECT * FROM t WHERE true {present})
         -- ckpt_key is the write order (head and parent tie-breaks): numbered after sorting,
         -- because nextval() in a parallel projection hands out keys in no particular order
-        ORDER BY ckpt_key"""
+        SELECT n._key, n.run_id,
+               (SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows) + row_number() OVER (
+                   ORDER BY n.run_id, n.step_index, n.created_at, n._key) AS ckpt_key,
+               k.run_num * {RUN_SHIFT} + (n.step_index + {STEP_OFFSET}) AS lookup_key
+        FROM n JOIN run_keys k USING (run_id)"""
     )
     con.execute(
         f"""
         INSERT INTO checkpoint_rows
-        SELECT ckpt_key, lookup_key, run_id, checkpoint_id, parent_id, step_index,
-               schema_version, created_at,
-               CASE WHEN state_bytes < {LARGE_STATE_BYTES} THEN ws::JSON END,
-               state_hash, state_bytes, tokens_spent, steps_spent, wall_clock_ms,
-               pending_effects, model_version, tool_versions, metadata, ?
-        FROM _ins""",
+        SELECT k.ckpt_key, k.lookup_key, v.run_id, v.checkpoint_id, v.parent_id, v.step_index,
+               v.schema_version, v.created_at,
+               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN v.ws::JSON END,
+               v.state_hash, v.state_bytes, v.tokens_spent, v.steps_spent, v.wall_clock_ms,
+               v.pending_effects, v.model_version, v.tool_versions, v.metadata, ?
+        FROM _v v JOIN _keep k USING (_key) ORDER BY k.ckpt_key""",
         [source_id],
     )
     con.execute(
-        f"INSERT INTO large_states SELECT ckpt_key, ws FROM _ins "
-        f"WHERE state_bytes >= {LARGE_STATE_BYTES}"
+        f"INSERT INTO large_states SELECT k.ckpt_key, v.ws FROM _v v JOIN _keep k USING (_key) "
+        f"WHERE v.state_bytes >= {LARGE_STATE_BYTES} ORDER BY k.ckpt_key"
     )
+    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _keep")
 
 
 def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
@@ -346,17 +383,16 @@ def ingest_batch(
     """
     stage_reasons(con, table)
     _quarantine(con, source_id, location, table)
-    _typed_with_ids(con, table)
-    _mark_new(con, table)
     if table == "checkpoints":
         _insert_checkpoints(con, source_id)
+        counted = "(SELECT count(*) FROM _keep), (SELECT count(*) FROM _v)"
     else:
+        _typed_with_ids(con, table)
+        _mark_new(con, table)
         _insert_other(con, table, source_id)
-    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
-    row = con.execute(
-        "SELECT (SELECT count(*) FROM _checked), (SELECT count(*) FROM _new), "
-        "(SELECT count(*) FROM _typed)"
-    ).fetchone()
+        con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
+        counted = "(SELECT count(*) FROM _new), (SELECT count(*) FROM _typed)"
+    row = con.execute(f"SELECT (SELECT count(*) FROM _checked), {counted}").fetchone()
     assert row is not None
     read, imported, valid = (int(x) for x in row)
     reasons = dict(
@@ -364,6 +400,7 @@ def ingest_batch(
             "SELECT _why, count(*) FROM _checked WHERE _why IS NOT NULL GROUP BY _why"
         ).fetchall()
     )
+    _drop_batch_tables(con)
     counts = TableCounts(
         read=read,
         imported=imported,
@@ -371,6 +408,13 @@ def ingest_batch(
         quarantined=read - valid,
     )
     return BatchResult(counts=counts, reasons={str(k): int(v) for k, v in reasons.items()})
+
+
+def _drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free a batch's temp tables now rather than when the next batch replaces them."""
+    for name in ("_checked", "_v", "_keep", "_bruns", "_typed0", "_typed1", "_typed2",
+                 "_typed", "_new"):  # fmt: skip
+        con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def derive_parents(con: duckdb.DuckDBPyConnection, source_id: int) -> None:

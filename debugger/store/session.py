@@ -79,7 +79,8 @@ class ImportSession:
         con.execute("BEGIN")
         try:
             con.register("_raw", raw)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _staged AS {select_sql}")
+            # a view, not a copy: validation reads the batch once, straight from _raw
+            con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {select_sql}")
             result = ingest_batch(con, table, self.source_id, self.location)
             con.execute("COMMIT")
         except Exception:
