@@ -14,6 +14,7 @@ import streamlit as st
 from debugger import pages_data
 from debugger.model import RUN_STATUSES
 from debugger.ui.common import get_store, guarded, page_for
+from debugger.ui.widgets import STATUS_ICONS
 
 TITLE = "Runs"
 ICON = ":material/list:"
@@ -71,8 +72,8 @@ def _filters(agents: list[str]) -> dict[str, object]:
 def _summary(counts: dict[str, int]) -> None:
     cols = st.columns(len(counts))
     for col, (status, n) in zip(cols, counts.items(), strict=True):
-        mark = pages_data.STATUS_MARKS.get(status, "")
-        col.metric(f"{mark} {status.replace('_', ' ')}", n)
+        icon = STATUS_ICONS.get(status, "help")
+        col.metric(f":material/{icon}: {status.replace('_', ' ')}", n)
 
 
 def page() -> None:
@@ -120,6 +121,7 @@ def _links(frame: pd.DataFrame) -> None:
     for row in needing.itertuples(index=False):
         st.page_link(
             page_for("timeline"),
-            label=f"{row.mark} {row.run_id} — {row.status}: {row.status_reason}",
+            label=f"{row.run_id} — {str(row.status).replace('_', ' ')}: {row.status_reason}",
+            icon=f":material/{STATUS_ICONS.get(str(row.status), 'help')}:",
             query_params={"run": str(row.run_id)},
         )

@@ -99,9 +99,10 @@ def _navigator(run_id: str, findings: Findings) -> None:
         return
     key = _position(run_id, refs)
     last = len(refs) - 1
-    c1, c2, c3 = st.columns([1, 10, 1], vertical_alignment="bottom")
+    c1, c2, c3 = st.columns([2, 11, 2], vertical_alignment="bottom")
     c1.button(
-        "◀ Prev",
+        "Prev",
+        icon=":material/chevron_left:",
         key="timeline_prev",
         shortcut="Left",
         on_click=_move,
@@ -111,7 +112,9 @@ def _navigator(run_id: str, findings: Findings) -> None:
         help="Previous step (Left arrow)",
     )
     c3.button(
-        "Next ▶",
+        "Next",
+        icon=":material/chevron_right:",
+        icon_position="right",
         key="timeline_next",
         shortcut="Right",
         on_click=_move,

@@ -13,7 +13,6 @@ import streamlit as st
 
 from debugger import fork_tree as forks
 from debugger.model import Run
-from debugger.pages_data import STATUS_MARKS
 
 STATUS_COLOURS = {
     "completed": "green",
@@ -25,26 +24,37 @@ STATUS_COLOURS = {
 }
 
 
+STATUS_ICONS = {
+    "completed": "check_circle",
+    "in_progress": "pending",
+    "parked": "pause_circle",
+    "budget_exhausted": "data_usage",
+    "failed": "error",
+    "crashed": "dangerous",
+}
+
+
 def status_badge(status: str) -> str:
-    """Markdown badge of a run status."""
-    return f":{STATUS_COLOURS.get(status, 'gray')}-badge[{STATUS_MARKS.get(status, '')} {status}]"
+    """Markdown badge of a run status (a Material icon: renders without emoji fonts)."""
+    colour = STATUS_COLOURS.get(status, "gray")
+    icon = STATUS_ICONS.get(status, "help")
+    return f":{colour}-badge[:material/{icon}: {status.replace('_', ' ')}]"
 
 
 def run_header(run: Run) -> None:
     """Title and facts of a run: status, agent, steps, budgets, versions, last error."""
     st.markdown(f"## {run.run_id} &nbsp; {status_badge(run.status)}")
-    st.caption(f"Why: {run.status_reason}")
-    cols = st.columns(6)
-    cols[0].metric("Agent", run.agent or "—")
-    cols[1].metric("Steps", f"{run.first_step}–{run.last_step}")
-    cols[2].metric("Checkpoints", run.checkpoint_count)
-    cols[3].metric("Tokens", f"{run.budgets.tokens_spent:,}", help=_limit(run, "tokens"))
-    cols[4].metric(
+    st.caption(f"Agent **{run.agent or '—'}** · why this status: {run.status_reason}")
+    cols = st.columns(5)
+    cols[0].metric("Steps", f"{run.first_step}–{run.last_step}")
+    cols[1].metric("Checkpoints", run.checkpoint_count)
+    cols[2].metric("Tokens", f"{run.budgets.tokens_spent:,}", help=_limit(run, "tokens"))
+    cols[3].metric(
         "Wall clock",
         f"{run.budgets.wall_clock_ms / 1000:,.1f} s",
         help=_limit(run, "wall_clock_ms"),
     )
-    cols[5].metric("Pending effects", run.pending_count)
+    cols[4].metric("Pending effects", run.pending_count)
     facts = [f"**Model versions:** {', '.join(run.model_versions) or '—'}"]
     if run.replay_of:
         facts.append(f"**Replay of** `{run.replay_of}` from step {run.replay_from_step}")
@@ -62,12 +72,9 @@ def step_view(view: dict[str, Any], nbytes: int) -> None:
     """One step: the diff first, then budgets, pending effects, calls and metadata."""
     prev = view["previous"]
     against = f"compared with step {prev['step_index']}" if prev else "first checkpoint"
-    st.markdown(
-        f"### Step {view['step_index']} "
-        f"<small style='color:#78716c'>· checkpoint `{view['checkpoint_id']}` · "
-        f"{view['created_at'] or 'no time'} · {against}</small>",
-        unsafe_allow_html=True,
-    )
+    when = (view["created_at"] or "no time").replace("T", " ")[:19]
+    st.markdown(f"### Step {view['step_index']}")
+    st.caption(f"checkpoint `{view['checkpoint_id']}` · {when} UTC · {against}")
     if view["model_version_changed"]:
         new = next(m["value"] for m in view["metadata"] if m["key"] == "model_version")
         st.warning(f"Model version changed here: now {new}.", icon=":material/swap_horiz:")
@@ -93,22 +100,25 @@ def step_view(view: dict[str, Any], nbytes: int) -> None:
     st.caption(f"Page data for this step: {nbytes / 1024:.1f} kB")
 
 
+TABLE_ROWS = 40
+"""Up to this many rows are shown as a plain table (readable, selectable text)."""
+
+
+def _table(rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
+    # small results as HTML tables: all text visible at once; larger ones scroll in a grid
+    frame = pd.DataFrame(rows)[list(columns)].rename(columns=columns)
+    if len(frame) <= TABLE_ROWS:
+        st.table(frame, hide_index=True)
+    else:
+        st.dataframe(frame, hide_index=True, width="stretch")
+
+
 def _diff(view: dict[str, Any]) -> None:
     st.markdown("#### What changed")
     if not view["diff"]:
         st.info("No change in the working state since the previous step.")
         return
-    st.dataframe(
-        pd.DataFrame(view["diff"]),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "path": st.column_config.TextColumn("Path", width="medium"),
-            "kind": "Kind",
-            "old": "Before",
-            "new": "After",
-        },
-    )
+    _table(view["diff"], {"path": "Path", "kind": "Kind", "old": "Before", "new": "After"})
     if view["diff_total"] > len(view["diff"]):
         st.caption(f"{view['diff_total'] - len(view['diff'])} more changes: see the Diff page.")
 
@@ -145,11 +155,9 @@ def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> No
         "record before resuming.",
         icon=":material/pending_actions:",
     )
-    st.dataframe(
-        pd.DataFrame(pending),
-        hide_index=True,
-        width="stretch",
-        column_config={
+    _table(
+        pending,
+        {
             "tool": "Tool",
             "idempotency_key": "Idempotency key",
             "status": "Status",

@@ -30,13 +30,22 @@ def open_app(store: Path | str, url: str | None = None, **query: str) -> AppTest
 def texts(at: AppTest) -> str:
     """Every markdown, caption, subheader, title, alert and metric text on the page."""
     parts: list[str] = []
-    for kind in ("title", "subheader", "markdown", "caption", "error", "warning", "info",
-                 "success"):  # fmt: skip
+    for kind in (
+        "title",
+        "subheader",
+        "markdown",
+        "caption",
+        "error",
+        "warning",
+        "info",
+        "success",
+    ):
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
     return "\n".join(parts)
 
 
 def frames_text(at: AppTest) -> str:
-    """The text of every dataframe on the page."""
-    return "\n".join(df.value.to_string() for df in at.dataframe)
+    """The text of every dataframe and table on the page."""
+    frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
+    return "\n".join(f.to_string() for f in frames)

@@ -53,8 +53,9 @@ def test_step_view_of_the_crash_head(sample_store: Path) -> None:
     with Store.open(sample_store, read_only=True) as store:
         view = pages_data.step_view(store, CRASHED)
     assert view.step_index == 6 and view.previous == {
-        "step_index": 5, "checkpoint_id": f"{CRASHED}/c005"
-    }  # fmt: skip
+        "step_index": 5,
+        "checkpoint_id": f"{CRASHED}/c005",
+    }
     assert [e["idempotency_key"] for e in view.pending_effects] == [REFUND_KEY]
     assert view.effect_changes[0]["change"] == "added"
     assert {r["path"] for r in view.diff} >= {"root['next_effect']", "root['phase']"}
@@ -79,8 +80,9 @@ def test_page_data_per_step_stays_small_with_large_states(tmp_path: Path) -> Non
         row["working_state"] = json.dumps(state)
     store_path = tmp_path / "big.duckdb"
     with Store.open(store_path) as store:
-        import_source(store, str(write_native_sqlite(tmp_path / "big.sqlite", rows)),
-                      ImportOptions())  # fmt: skip
+        import_source(
+            store, str(write_native_sqlite(tmp_path / "big.sqlite", rows)), ImportOptions()
+        )
     with Store.open(store_path, read_only=True) as store:
         view = pages_data.step_view(store, "run-0", 1)
     assert view.state_bytes > 1_000_000
@@ -88,9 +90,14 @@ def test_page_data_per_step_stays_small_with_large_states(tmp_path: Path) -> Non
 
 
 def test_findings_after_the_last_checkpoint_belong_to_it() -> None:
-    found: list[dict[str, Any]] = [{"step_index": 7, "rule_id": "a"}, {"step_index": None, "rule_id": "b"},
-             {"step_index": 2, "rule_id": "c"}]  # fmt: skip
+    found: list[dict[str, Any]] = [
+        {"step_index": 7, "rule_id": "a"},
+        {"step_index": None, "rule_id": "b"},
+        {"step_index": 2, "rule_id": "c"},
+    ]
     grouped = pages_data.findings_by_step(found, [0, 1, 2, 3, 4, 5, 6])
     assert {k: [f["rule_id"] for f in v] for k, v in grouped.items()} == {
-        6: ["a"], None: ["b"], 2: ["c"]
-    }  # fmt: skip
+        6: ["a"],
+        None: ["b"],
+        2: ["c"],
+    }

@@ -50,11 +50,16 @@ def test_import_an_uploaded_file(tmp_path: Path) -> None:
 def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path) -> None:
     store = tmp_path / "held.duckdb"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import duckdb, sys, time; c = duckdb.connect({str(store)!r}); print('ok', flush=True);"
-         " sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(store)!r}); print('ok', flush=True);"
+            " sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
         at = open_app(store, "import")
