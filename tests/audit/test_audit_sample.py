@@ -111,3 +111,17 @@ def test_without_migrations_old_schema_runs_are_flagged_not_misread(store: Store
     for run_id in ("schema-v1", "schema-v2"):
         report = audit_run(store, run_id)
         assert [f.rule_id for f in report.findings] == ["schema-unchecked"]
+
+
+def test_the_audit_is_the_same_whichever_sample_file_was_imported(
+    store: Store, tmp_path: Path
+) -> None:
+    from debugger.audit import audit_store
+    from loaders import ImportOptions, import_source
+    from sample_checkpoints import DATA_DIR
+
+    with Store.open(tmp_path / "parquet.duckdb") as other:
+        import_source(other, str(DATA_DIR / "parquet"), ImportOptions())
+        from_parquet = {r.run_id: r.to_dict() for r in audit_store(other, SAMPLE_MIGRATIONS)}
+    from_native = {r.run_id: r.to_dict() for r in audit_store(store, SAMPLE_MIGRATIONS)}
+    assert from_parquet == from_native
