@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import orjson
 
+from debugger.errors import StepscopeError
 from debugger.replay import guard
 from debugger.replay.sandbox import SandboxContext, StopReplay, load_mocks
 from debugger.replay.tape import Tape, canonical
@@ -99,11 +100,13 @@ class Runner:
         self.original_last: int | None = None if last is None else int(last)
         tape = Tape(data["tape"], self.step, data.get("effects") or [], self.originals)
         self.ctx = SandboxContext(tape, mocks, data["mode"], seq=int(data["seq_start"]))
+        self.step_started = time.perf_counter()
 
     def run(self, state: Any) -> tuple[str, str]:
         """Run steps until an outcome; returns (outcome, reason)."""
         done = 0
         while True:
+            self.step_started = time.perf_counter()
             stop = self._before_step(state, done)
             if stop:
                 return stop
@@ -172,9 +175,10 @@ class Runner:
             })  # fmt: skip
         planned = getattr(self.agent, "planned_effects", None)
         pending = [{"status": "pending", **e} for e in planned(state)] if callable(planned) else []
+        seconds = time.perf_counter() - self.step_started
         self.events.emit("step", step_index=self.step, partial=False, state=state,
                          budgets=self.budgets, calls=self.ctx.calls, divergences=divergences,
-                         state_equal=equal, pending_effects=pending)  # fmt: skip
+                         state_equal=equal, pending_effects=pending, seconds=seconds)  # fmt: skip
         return divergences
 
     def _partial(self, step: int, error: str | None = None) -> None:
@@ -204,7 +208,11 @@ def _setup(data: dict[str, Any], events: _Events) -> tuple[Any, Any, Any] | None
                                               module)  # fmt: skip
         data["original"] = {k: v["state"] for k, v in data["original"].items()}
     except Exception as e:
-        events.emit("setup_error", what=what, message=f"{type(e).__name__}: {e}",
+        if isinstance(e, StepscopeError):  # already says what is wrong and what to do
+            message, hint = f"{type(e).__name__}: {e.message}", e.hint
+        else:
+            message, hint = f"{type(e).__name__}: {e}", ""
+        events.emit("setup_error", what=what, message=message, hint=hint,
                     traceback=traceback.format_exc(limit=-4))  # fmt: skip
         return None
     events.emit("ready", state=state, schema_version=data["start"]["schema_version"],

@@ -68,6 +68,7 @@ def aligned_steps(inputs: ReplayInputs, child: ChildResult, replay_id: str) -> l
                 divergences=len(ev.get("divergences") or []),
                 original_tokens=original.budgets.tokens_spent if original else None,
                 replay_tokens=None if ev["partial"] else int(ev["budgets"]["tokens_spent"]),
+                seconds=ev.get("seconds"),
             )
         )
     return rows

@@ -245,8 +245,8 @@ def _raise_setup_error(child: ChildResult, out: Path, agent: str, mocks: str | N
         raise ReplaySetupError(f"cannot import the mocks module {mocks}: {message}",
                                "pass an importable module name with --mocks")  # fmt: skip
     raise MigrationError(f"cannot migrate the starting state: {message}",
-                         "pass --migrations MODULE, or replay with the agent version that "
-                         "wrote the run")  # fmt: skip
+                         err.get("hint") or "pass --migrations MODULE, or replay with the "
+                         "agent version that wrote the run")  # fmt: skip
 
 
 def _outcome(child: ChildResult, timeout_s: float) -> tuple[str, str]:

@@ -108,6 +108,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._~-]+", "_", text).strip("._") or "run"
 
 
+_CALL_FIELDS = ("step_index", "seq", "kind", "name", "request", "response", "error",
+                "idempotency_key", "is_write")  # fmt: skip
+_EFFECT_FIELDS = ("step_index", "idempotency_key", "tool", "args", "status", "result")
+
+
 def child_input(
     inputs: ReplayInputs, replay_id: str, settings: dict[str, Any], output_dir: Path
 ) -> dict[str, Any]:
@@ -134,8 +139,13 @@ def child_input(
             for c in inputs.lineage
         },
         "original_last_step": inputs.original_last_step,
-        "tape": [t.to_dict() for t in inputs.tape],
-        "effects": [e.to_dict() for e in inputs.effects if e.step_index > start.step_index],
+        # plain dicts, not dataclasses.asdict: on a long tape asdict was the parent's top cost
+        "tape": [{f: getattr(t, f) for f in _CALL_FIELDS} for t in inputs.tape],
+        "effects": [
+            {f: getattr(e, f) for f in _EFFECT_FIELDS}
+            for e in inputs.effects
+            if e.step_index > start.step_index
+        ],
         "seq_start": min(seqs) if seqs else 0,
         "output_dir": str(output_dir),
     }

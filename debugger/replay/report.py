@@ -38,6 +38,8 @@ class AlignedStep:
     """Tokens spent at the original's checkpoint."""
     replay_tokens: int | None
     """Tokens spent at the replay's checkpoint (carried from the starting checkpoint)."""
+    seconds: float | None = None
+    """Wall time of the step in the sandbox (agent, answers, copies, comparison)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ class ReplayReport:
             f"steps run: {len(self.steps)} (last finished: {self.last_step}); budgets "
             f"{self.budgets_start} -> {self.budgets_end}",
         ]
+        if self.migrated_from is not None:
+            lines.append(f"the starting state was migrated from schema v{self.migrated_from}")
         if self.first_divergence:
             lines.append(f"first divergence: {self.first_divergence.message}")
         else:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from debugger.errors import MigrationError
 from debugger.replay import ReplayReport, replay
 from debugger.store import Store
 from tests.fixtures.replay import SAMPLE_DATA
@@ -84,6 +85,17 @@ def test_replays_never_touch_the_payments_ledger(
     assert _ledger_hash() == ledger_before
 
 
+def test_an_old_schema_is_migrated_before_the_replay(sample_replay_store: Path) -> None:
+    report = replay(sample_replay_store, "schema-v1", 8, f"{AGENT}:agent")
+    assert report.migrated_from == 1
+    assert report.outcome == "completed" and not report.diverged
+    assert all(s.state_equal for s in report.steps)  # the original's states migrate too
+    with Store.open(sample_replay_store, read_only=True) as store:
+        assert store.checkpoints(report.replay_run_id)[0].schema_version == 3
+    with pytest.raises(MigrationError, match="no migration from schema version 0"):
+        replay(sample_replay_store, "schema-v0-unmigratable", 1, f"{AGENT}:agent")
+
+
 def _stable(report: ReplayReport) -> dict[str, Any]:
     d = report.to_dict()
     for key in ("output_dir", "seconds", "replay_run_id", "limits"):
@@ -91,6 +103,7 @@ def _stable(report: ReplayReport) -> dict[str, Any]:
     for key in ("budgets_start", "budgets_end"):
         d[key].pop("wall_clock_ms")
     for step in d["steps"]:
+        step.pop("seconds")
         step["replay_checkpoint_id"] = step["replay_checkpoint_id"] and "<replay>@" + str(
             step["step_index"]
         )
