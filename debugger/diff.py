@@ -22,7 +22,14 @@ from debugger.diff_checkpoint import (
     diff_checkpoints,
     diff_pending_effects,
 )
-from debugger.diff_refs import CheckpointSpec, diff_refs, load_checkpoint, parse_spec
+from debugger.diff_refs import (
+    BadReference,
+    CheckpointSpec,
+    diff_refs,
+    load_checkpoint,
+    parse_spec,
+    readings,
+)
 from debugger.diff_states import (
     DiffOptionError,
     DiffRow,
@@ -33,6 +40,7 @@ from debugger.diff_states import (
 )
 
 __all__ = [
+    "BadReference",
     "BudgetChange",
     "CheckpointDiff",
     "CheckpointRef",
@@ -50,4 +58,5 @@ __all__ = [
     "load_checkpoint",
     "parse_spec",
     "plain_deepdiff_rows",
+    "readings",
 ]

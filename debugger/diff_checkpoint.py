@@ -121,13 +121,25 @@ class CheckpointDiff:
         """True when nothing differs (after the ignore options)."""
         return not (self.state or self.budgets or self.effects or self.metadata)
 
+    @property
+    def labels(self) -> tuple[str, str]:
+        """``run:step`` of each side, or ``run@checkpoint_id`` when those would read the same
+        (two checkpoints of a fork at one step)."""
+        if self.a.label != self.b.label or self.a.checkpoint_id == self.b.checkpoint_id:
+            return self.a.label, self.b.label
+        return (
+            f"{self.a.run_id}@{self.a.checkpoint_id}",
+            f"{self.b.run_id}@{self.b.checkpoint_id}",
+        )
+
     def summary(self) -> str:
         """One line for people."""
+        a, b = self.labels
         if self.is_empty:
-            return f"{self.a.label} -> {self.b.label}: no differences"
+            return f"{a} -> {b}: no differences"
         kinds = ", ".join(f"{n} {k}" for k, n in count_by_kind(self.state).items())
         return (
-            f"{self.a.label} -> {self.b.label}: {len(self.state)} state changes"
+            f"{a} -> {b}: {len(self.state)} state changes"
             f"{f' ({kinds})' if kinds else ''}, {len(self.budgets)} budget, "
             f"{len(self.effects)} pending-effect, {len(self.metadata)} metadata changes"
         )

@@ -49,9 +49,9 @@ def register(main: click.Group) -> None:
           stepscope diff crash-at-step-7:7 crash-resumed:7 --json
           stepscope diff clean-completed:3 tool-timeout:3 --ignore "root[**]['ts']"
         """
-        specs = parse_spec(old), parse_spec(new)  # bad syntax fails before the store opens
+        parse_spec(old), parse_spec(new)  # bad syntax fails before the store opens
         with open_store(store_path) as store:
-            result = diff_refs(store, specs[0], specs[1], ignore_paths, ignore_order)
+            result = diff_refs(store, old, new, ignore_paths, ignore_order)
         if as_json:
             emit_json(result.to_dict())
             return

@@ -17,7 +17,9 @@ from tests.fixtures.native import native_rows, write_native_sqlite
 @pytest.fixture(scope="session")
 def diff_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     base = tmp_path_factory.mktemp("diff-store")
-    source = write_native_sqlite(base / "native.sqlite", native_rows())
+    rows = native_rows()
+    rows += [dict(r, run_id="ops@desk") for r in rows if r["run_id"] == "run-2"]
+    source = write_native_sqlite(base / "native.sqlite", rows)
     store_path = base / "store.duckdb"
     with Store.open(str(store_path), read_only=False) as store:
         import_source(store, str(source), ImportOptions())
@@ -68,6 +70,16 @@ def test_checkpoint_id_reference_and_ignore(diff_store: str) -> None:
     doc = json.loads(out)
     assert doc["a"]["checkpoint_id"] == ckpt_id
     assert [r["path"] for r in doc["state"]] == ["root['order']['ok']"]
+
+
+def test_at_signs_in_run_ids_resolve_against_the_store(diff_store: str) -> None:
+    with Store.open(diff_store, read_only=True) as store:
+        ckpt_id = store.checkpoint("ops@desk", step=1).checkpoint_id
+    code, out, _ = run(diff_store, f"ops@desk@{ckpt_id}", "ops@desk:1", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["a"] == {"run_id": "ops@desk", "step_index": 1, "checkpoint_id": ckpt_id}
+    assert doc["state"] == []
 
 
 def test_same_checkpoint_says_no_differences(diff_store: str) -> None:

@@ -16,6 +16,7 @@ from debugger.diff import (
     diff_states,
     parse_spec,
     plain_deepdiff_rows,
+    readings,
 )
 from debugger.diff_refs import BadReference
 from debugger.model import Budgets, Checkpoint
@@ -169,10 +170,19 @@ def test_checkpoint_diff_of_a_checkpoint_with_itself_is_empty() -> None:
         ("lg-thread:-1", CheckpointSpec("lg-thread", step=-1)),
         ("run@1ef-abc", CheckpointSpec("run", checkpoint_id="1ef-abc")),
         ("ns:run@ck:x", CheckpointSpec("ns:run", checkpoint_id="ck:x")),
+        ("r~replay-1@r~replay-1@7", CheckpointSpec("r~replay-1", checkpoint_id="r~replay-1@7")),
     ],
 )
 def test_references(text: str, spec: CheckpointSpec) -> None:
     assert parse_spec(text) == spec
+
+
+def test_every_reading_of_an_ambiguous_reference_in_order() -> None:
+    assert readings("a@b@c:3") == [
+        CheckpointSpec("a@b@c", step=3),
+        CheckpointSpec("a", checkpoint_id="b@c:3"),
+        CheckpointSpec("a@b", checkpoint_id="c:3"),
+    ]
 
 
 @pytest.mark.parametrize("text", ["run", "run:six", ":3", "run@", "@ck", "run:٣"])
