@@ -71,6 +71,25 @@ def raises(saver: Any) -> Graphs:
     return {"raises": graph}
 
 
+def parallel_fail(saver: Any) -> Graphs:
+    """Two nodes in one step: ``good`` finishes, ``bad`` raises; good's writes stay pending."""
+
+    def bad(s: Counter) -> dict[str, Any]:
+        raise RuntimeError("carrier API timed out")
+
+    g = _graph(Counter)
+    g.add_node("good", lambda s: {"log": ["good"]})
+    g.add_node("bad", bad)
+    g.add_edge(START, "good")
+    g.add_edge(START, "bad")
+    g.add_edge("good", END)
+    g.add_edge("bad", END)
+    graph = g.compile(checkpointer=saver)
+    with contextlib.suppress(RuntimeError):
+        graph.invoke({"n": 0, "log": []}, _cfg("parallel-fail"))
+    return {"parallel-fail": graph}
+
+
 class Approval(TypedDict):
     amount: int
     decision: str
@@ -242,9 +261,10 @@ def rich(saver: Any) -> Graphs:
     return {"rich": graph}
 
 
-SCENARIOS = (linear, raises, approval, fork, subgraph, send, rich)
+SCENARIOS = (linear, raises, parallel_fail, approval, fork, subgraph, send, rich)
 EXPECTED_STATUS = {
-    "linear": "completed", "raises": "failed", "approval-parked": "parked",
+    "linear": "completed", "raises": "failed", "parallel-fail": "failed",
+    "approval-parked": "parked",
     "approval-resumed": "completed", "fork": "completed", "subgraph": "completed",
     "send": "completed", "rich": "completed",
 }  # fmt: skip

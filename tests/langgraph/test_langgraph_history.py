@@ -77,6 +77,16 @@ def test_failed_node_gives_the_error(written: Written) -> None:
     assert head.metadata["next"] == ["b"]
 
 
+def test_head_pending_writes_are_pending_effects(written: Written) -> None:
+    with Store.open(written.store_path, read_only=True) as store:
+        head = store.checkpoint("parallel-fail")
+        run = store.run("parallel-fail")
+    assert run.last_error == "RuntimeError('carrier API timed out')"
+    writes = [e for e in head.pending_effects if e["kind"] == "write"]
+    assert [(w["channel"], w["value"]) for w in writes] == [("log", ["good"])]
+    assert run.pending_count == 1
+
+
 def test_interrupt_parks_with_value_and_id(written: Written) -> None:
     graph = written.graphs["approval-parked"]
     cfg = {"configurable": {"thread_id": "approval-parked"}}
