@@ -184,11 +184,9 @@ def test_effects_and_tool_calls_round_trip(
         assert emails[0].effect_id != emails[1].effect_id
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_reimport_and_growth(name: str, tmp_path: Path) -> None:
-    store = tmp_path / "store.duckdb"
-    w = write(name, tmp_path / "src")
-    do_import(w, store)
+def test_reimport_and_growth(imported: tuple[str, Written, Path, dict[str, Any]]) -> None:
+    # last test of the module: it grows the source and the store the others read
+    name, w, store, _ = imported
     runs_before = stepscope_json("runs", "--store", str(store))["runs"]
 
     again = do_import(w, store)["total"]
@@ -196,7 +194,7 @@ def test_reimport_and_growth(name: str, tmp_path: Path) -> None:
                      "quarantined": 0}  # fmt: skip
     assert stepscope_json("runs", "--store", str(store))["runs"] == runs_before
 
-    w = write(name, tmp_path / "src", grown=True)
+    w = write(name, store.parent / "src", grown=True)  # the directory the fixture wrote
     grown = do_import(w, store)["total"]
     added = n_rows(w, grown=True) - n_rows(w)
     assert grown == {"read": n_rows(w, grown=True), "imported": added,

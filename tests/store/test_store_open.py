@@ -138,7 +138,9 @@ def test_a_store_from_a_newer_stepscope_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "content", [b"not a database at all\n", b"SQLite format 3\x00" + b"\x00" * 100]
+    "content",
+    [b"not a database at all\n", b"SQLite format 3\x00" + b"\x00" * 100],
+    ids=["text", "sqlite-file"],
 )
 def test_a_file_that_is_not_a_store(content: bytes, tmp_path: Path) -> None:
     path = tmp_path / "notes.duckdb"
