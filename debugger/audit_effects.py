@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from debugger.model import Effect, EffectCheck, Finding, ToolCall
+from debugger.model import EffectCheck, Finding
 
 if TYPE_CHECKING:
     from debugger.audit_rules import AuditInput
@@ -190,10 +190,7 @@ def same_action(inp: AuditInput) -> list[Finding]:
 
 def effect_rules() -> list[Callable[[AuditInput], list[Finding]]]:
     """The effect rules, in documentation order."""
-    from debugger.audit_approval import approval_rules
-
-    return [keyless, unknown_outcome, resume_checked, key_twice, same_action,
-            *approval_rules()]  # fmt: skip
+    return [keyless, unknown_outcome, resume_checked, key_twice, same_action]
 
 
-__all__ = ["Effect", "ToolCall", "action_key", "effect_rules", "key_of", "open_effects", "short"]
+__all__ = ["action_key", "effect_rules", "key_of", "open_effects", "short"]

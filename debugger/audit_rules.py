@@ -7,11 +7,11 @@ loads the records, so notebooks and tests can audit hand-built records too.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from debugger.audit_approval import approval_rules
 from debugger.audit_effects import action_key, effect_rules, key_of
 from debugger.errors import MigrationError
 from debugger.migrations import Registry, RestartRequired, migrate_state
@@ -34,7 +34,6 @@ class AuditInput:
     registry: Registry | None = None
     newest_stored_version: int | None = None
     """Highest schema version in the store (to flag old runs when no registry is named)."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def head(self) -> Checkpoint:
@@ -358,20 +357,8 @@ def _schema_unchecked(inp: AuditInput) -> list[Finding]:
     ]  # fmt: skip
 
 
-def _all(rules: Iterable[Rule]) -> tuple[Rule, ...]:
-    return tuple(rules)
-
-
-RULES: tuple[Rule, ...] = _all(
-    (missing_items, prose_rule, step_order, step_gaps, budget_reset, budget_exceeded,
-     version_changes, schema_rule, *effect_rules())
+RULES: tuple[Rule, ...] = (
+    missing_items, prose_rule, step_gaps, step_order, budget_reset, budget_exceeded,
+    *effect_rules(), version_changes, schema_rule, *approval_rules(),
 )  # fmt: skip
 """Every rule, in the order docs/audit.md explains them."""
-
-
-def grouped(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
-    """Findings by rule id."""
-    out: dict[str, list[Finding]] = defaultdict(list)
-    for f in findings:
-        out[f.rule_id].append(f)
-    return dict(out)
