@@ -6,13 +6,15 @@ agent is covered too. Two layers:
 - ``socket.socket.connect`` / ``connect_ex``, ``socket.create_connection`` and
   ``socket.getaddrinfo`` are replaced, so every library that goes through Python's socket
   module (urllib, http.client, requests, httpx, asyncio) fails with a clear error;
-- an audit hook (PEP 578) refuses the ``socket.connect`` and ``socket.getaddrinfo`` events
-  that C-level paths of the socket module raise, and writes (``open`` events with a write
+- an audit hook (PEP 578) refuses the network events of the socket module's C level
+  (``socket.connect``, ``sendto``, name resolution), new processes (``subprocess.Popen``,
+  ``os.system``, ``os.exec*``, ``os.posix_spawn``), and writes (``open`` events with a write
   mode, ``sqlite3.connect`` without ``mode=ro``) outside the replay's output directory.
 
 Native code that opens sockets or files itself (a C database driver, for example) is not
 seen by either layer; docs/replay.md says so. Every refusal is recorded as a violation and
-raised to the agent as :class:`NetworkBlocked` or :class:`WriteBlocked`, which are OSErrors,
+raised to the agent as :class:`NetworkBlocked`, :class:`WriteBlocked` or
+:class:`ProcessBlocked`, which are OSErrors,
 so code that handles a failed connection behaves as it would offline.
 """
 
@@ -39,6 +41,24 @@ class NetworkBlocked(SandboxViolation, ConnectionRefusedError):
 class WriteBlocked(SandboxViolation, PermissionError):
     """A file write outside the replay's output directory."""
 
+
+class ProcessBlocked(SandboxViolation, PermissionError):
+    """A new process (subprocess, os.system, exec) started inside the replay sandbox."""
+
+
+_NETWORK_EVENTS: dict[str, Callable[[tuple[Any, ...]], str]] = {
+    "socket.connect": lambda a: f"connect to {a[1]!r}",
+    "socket.sendto": lambda a: f"send to {a[1]!r}",
+    "socket.sendmsg": lambda a: f"send to {a[1]!r}",
+    "socket.getaddrinfo": lambda a: f"resolve {a[0]!r}:{a[1]!r}",
+    "socket.gethostbyname": lambda a: f"resolve {a[0]!r}",
+    "socket.gethostbyaddr": lambda a: f"resolve {a[0]!r}",
+}
+"""Audit events of the socket module that reach out, and how to describe each."""
+_PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"}
+)
+"""A child process would be outside every guard here, so starting one is refused."""
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -105,12 +125,13 @@ def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
     roots = tuple(p.resolve() for p in writable)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == "socket.connect":
-            record("network", f"connect to {args[1]!r}")
-            raise NetworkBlocked(f"network access is blocked in the replay sandbox ({args[1]!r})")
-        if event == "socket.getaddrinfo":
-            record("network", f"resolve {args[0]!r}:{args[1]!r}")
-            raise NetworkBlocked(f"name resolution is blocked in the replay sandbox ({args[0]!r})")
+        if event in _NETWORK_EVENTS:
+            what = _NETWORK_EVENTS[event](args)
+            record("network", what)
+            raise NetworkBlocked(f"network access is blocked in the replay sandbox ({what})")
+        if event in _PROCESS_EVENTS:
+            record("process", f"{event} {args[0]!r}"[:300])
+            raise ProcessBlocked(f"starting a process is blocked in the replay sandbox ({event})")
         if event == "open" and _is_write(args[1], args[2]) and not _inside(args[0], roots):
             record("file_write", f"open {args[0]!s} for writing")
             raise WriteBlocked(f"writing {args[0]!s} is blocked in the replay sandbox")

@@ -87,7 +87,7 @@ class Violation:
     step_index: int
     """Step during which it happened (the starting step for import-time attempts)."""
     kind: str
-    """network or file_write."""
+    """network, file_write or process."""
     detail: str
     """What was attempted."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 from typing import Any
 
@@ -93,12 +94,17 @@ class HungryAgent(LedgerAgent):
 
 
 class FileWriterAgent(LedgerAgent):
-    """Writes the file named in ``$REPLAY_TEST_PATH`` (outside its output directory)."""
+    """Writes the file named in ``$REPLAY_TEST_PATH`` (outside its output directory), directly
+    and through a subprocess."""
 
     def step(self, state: dict[str, Any], ctx: Any) -> dict[str, Any]:
         try:
             with open(os.environ["REPLAY_TEST_PATH"], "w") as f:
                 f.write("escaped")
+        except OSError as e:
+            state.setdefault("errors", []).append(type(e).__name__)
+        try:  # a process would escape every guard: refused too
+            subprocess.run(["touch", os.environ["REPLAY_TEST_PATH"]], check=False)
         except OSError as e:
             state.setdefault("errors", []).append(type(e).__name__)
         return super().step(state, ctx)
