@@ -8,6 +8,7 @@ or ``.parquet`` files) gives those tables; any other file, glob or directory is 
 from __future__ import annotations
 
 import glob
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,14 @@ from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
 
 PARQUET_MAGIC = b"PAR1"
 TABLE_NAMES = ("checkpoints", "effects", "tool_calls")
+
+
+def file_key(path: str) -> int:
+    """The high bits of the ``_key`` of a file's rows: 31 bits of a hash of its path.
+
+    A row's ``_key`` is ``file_key(path) + position in the file``, stable as a dataset grows.
+    """
+    return (zlib.crc32(path.encode("utf-8")) >> 1) << 32
 
 
 def is_parquet_file(path: Path) -> bool:
@@ -107,14 +116,24 @@ class ParquetReader(SourceReader):
         rows = self._batch_rows(dataset, batch_rows)
         start = 0
         try:
-            for batch in dataset.to_batches(columns=columns, batch_size=rows):
-                if batch.num_rows == 0:
-                    continue
-                keys = pa.array(range(start, start + batch.num_rows), type=pa.int64())
-                start += batch.num_rows
-                yield pa.RecordBatch.from_arrays(
-                    [keys, *batch.columns], names=["_key", *batch.schema.names]
+            # file by file, so that a row's _key (file, position in it) stays the same when
+            # files are added to the dataset: quarantine records are not duplicated then
+            for fragment in dataset.get_fragments():
+                base = file_key(fragment.path)
+                batches = fragment.to_batches(
+                    schema=dataset.schema, columns=columns, batch_size=rows
                 )
+                offset = 0
+                for batch in batches:
+                    if batch.num_rows == 0:
+                        continue
+                    keys = pa.array(range(base + offset, base + offset + batch.num_rows),
+                                    type=pa.int64())  # fmt: skip
+                    offset += batch.num_rows
+                    start += batch.num_rows
+                    yield pa.RecordBatch.from_arrays(
+                        [keys, *batch.columns], names=["_key", *batch.schema.names]
+                    )
         except (pa.ArrowInvalid, OSError) as e:
             raise SourceError(
                 f"cannot read {self.location} as Parquet after {start} rows: "

@@ -7,6 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import debugger
@@ -128,3 +130,22 @@ def test_payload_form_rejects_a_payload_that_is_not_an_object(tmp_path: Path) ->
         "missing working_state": 1,
     }
     assert report["total"]["imported"] == 1
+
+
+def test_a_grown_parquet_dataset_does_not_duplicate_quarantine(tmp_path: Path) -> None:
+    # a new file that sorts first must not shift the keys of the rows already seen
+    rows = native_rows(2, 3)
+    rows[4]["tokens_spent"] = -1
+    (tmp_path / "export").mkdir()
+
+    def part(name: str, part_rows: list[dict[str, Any]]) -> None:
+        table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in part_rows])
+        pq.write_table(table, tmp_path / "export" / name)
+
+    part("part-b.parquet", rows[3:])
+    assert stepscope_json("import", tmp_path / "export")["total"]["quarantined"] == 1
+    part("part-a.parquet", rows[:3])
+    grown = stepscope_json("import", tmp_path / "export")["total"]
+    assert grown == {"read": 6, "imported": 3, "already_present": 2, "quarantined": 1}
+    with debugger.open("stepscope.duckdb") as store:
+        assert list(store.quarantine()["reason"]) == ["negative tokens_spent: -1"]
