@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from debugger.audit_approval import is_parked
-from debugger.audit_effects import key_of, open_effects, short
+from debugger.audit_effects import effect_label, key_of, open_effects, short
 from debugger.audit_rules import RULES, AuditInput
 from debugger.errors import NotFound
 from debugger.migrations import Registry, load_registry
@@ -166,7 +166,7 @@ def _restart_reasons(inp: AuditInput, findings: Iterable[Finding]) -> list[str]:
     ]  # fmt: skip
     for p in head.pending_effects:
         if key_of(p) is None:
-            tool = p.get("tool", "an effect") if isinstance(p, dict) else "an effect"
+            tool = effect_label(p)
             reasons.append(
                 f"pending {tool} at step {head.step_index} has no idempotency key: a resume "
                 "cannot tell whether it happened"

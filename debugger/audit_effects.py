@@ -23,6 +23,15 @@ OPEN = ("pending", "unknown")
 DONE = ("committed", "failed")
 
 
+def effect_label(pending: Any) -> str:
+    """What a pending entry writes: its tool, else the channel it writes (LangGraph)."""
+    if not isinstance(pending, dict):
+        return "effect"
+    if pending.get("tool"):
+        return str(pending["tool"])
+    return f"write to {pending['channel']}" if pending.get("channel") else "effect"
+
+
 def key_of(pending: Any) -> str | None:
     """The idempotency key of a pending-effect entry (``idempotency_key`` or ``key``)."""
     if not isinstance(pending, dict):
@@ -52,7 +61,7 @@ def keyless(inp: AuditInput) -> list[Finding]:
     for c in inp.lineage:
         for p in c.pending_effects:
             if key_of(p) is None:
-                tool = p.get("tool", "?") if isinstance(p, dict) else "?"
+                tool = effect_label(p)
                 out.append(
                     _f("pending-effect-without-key", "error", c.step_index,
                        f"checkpoint at step {c.step_index} lists a pending {tool} without an "
@@ -193,4 +202,4 @@ def effect_rules() -> list[Callable[[AuditInput], list[Finding]]]:
     return [keyless, unknown_outcome, resume_checked, key_twice, same_action]
 
 
-__all__ = ["action_key", "effect_rules", "key_of", "open_effects", "short"]
+__all__ = ["action_key", "effect_label", "effect_rules", "key_of", "open_effects", "short"]
