@@ -30,9 +30,8 @@ _STATUS_COLOURS = {
     "budget_exhausted": "#bc4c00", "in_progress": "#0969da",
 }  # fmt: skip
 _KIND_COLOURS = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#9a6700"}
-_TABLE = "border-collapse:collapse;font-size:12px;font-family:ui-monospace,monospace"
-_HEAD = "background:#f6f8fa"
-_CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+# Jupyter and GitHub style plain tables already; only alignment and a monospace font here.
+_TABLE = '<table style="font-family:monospace;font-size:12px;text-align:left">'
 
 
 def esc(value: Any) -> str:
@@ -49,26 +48,25 @@ def compact(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _cell(value: Any, tag: str = "td", style: str = "") -> str:
-    full = compact(value, limit=10_000)
+def json_cell(value: Any) -> str:
+    """A cell showing a value as compact JSON; the full JSON in the tooltip when cut."""
     short = compact(value)
+    full = compact(value, limit=10_000) if short.endswith("…") else short
     title = f' title="{esc(full)}"' if short != full else ""
-    return f'<{tag} style="{_CELL};{style}"{title}>{esc(short)}</{tag}>'
+    return f"<td{title}>{esc(short)}</td>"
 
 
-def _text_cell(text: str, tag: str = "td", style: str = "") -> str:
-    return f'<{tag} style="{_CELL};{style}">{esc(text)}</{tag}>'
+def text_cell(text: Any, colour: str | None = None) -> str:
+    """A cell showing plain text (None as empty)."""
+    style = f' style="color:{colour}"' if colour else ""
+    return f"<td{style}>{'' if text is None else esc(text)}</td>"
 
 
-def table(header: Sequence[str], rows: Iterable[Sequence[Any]], raw_first: bool = True) -> str:
-    """A small bordered table; the first column as plain text, the rest as compact JSON."""
-    head = "".join(_text_cell(h, "th", _HEAD) for h in header)
-    body = []
-    for row in rows:
-        cells = [_text_cell(str(row[0])) if raw_first else _cell(row[0])]
-        cells += [_cell(v) for v in row[1:]]
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table style="{_TABLE}"><tr>{head}</tr>{"".join(body)}</table>'
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table of already-rendered cells (see :func:`text_cell`, :func:`json_cell`)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
+    return f"{_TABLE}<tr>{head}</tr>{body}</table>"
 
 
 def _badge(status: str) -> str:
@@ -80,7 +78,7 @@ def _badge(status: str) -> str:
 
 
 def _facts(pairs: Iterable[tuple[str, Any]]) -> str:
-    rows = [(k, v) for k, v in pairs if v not in (None, [], {}, "")]
+    rows = [(text_cell(k), text_cell(v)) for k, v in pairs if v not in (None, [], {}, "")]
     return table(("field", "value"), rows)
 
 
@@ -127,27 +125,36 @@ def checkpoint_html(c: Checkpoint) -> str:
         ("state", f"{c.state_bytes:,} bytes, hash {c.state_hash[:12]}"),
     ]  # fmt: skip
     pending = _effects_table(c.pending_effects)
-    state = compact(c.working_state, limit=MAX_STATE_CHARS)
+    state = _indented(c.working_state)
     return (
         f"<div><b>Checkpoint {esc(c.run_id)} step {c.step_index}</b>{_facts(facts)}"
         f"{pending}<details><summary>working state</summary>"
-        f'<pre style="white-space:pre-wrap;font-size:11px">{esc(state)}</pre></details></div>'
+        f'<pre style="font-size:11px">{esc(state)}</pre></details></div>'
     )
+
+
+def _indented(value: Any) -> str:
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        text = repr(value)
+    if len(text) <= MAX_STATE_CHARS:
+        return text
+    return text[:MAX_STATE_CHARS] + f"\n… ({len(text) - MAX_STATE_CHARS:,} more characters)"
 
 
 def _effects_table(effects: Sequence[Any]) -> str:
     if not effects:
         return "<div><i>no pending effects</i></div>"
     rows = [
-        (e.get("idempotency_key"), e.get("tool"), e.get("status"), e.get("args"))
-        if isinstance(e, dict) else (None, None, None, e)
+        (text_cell(e.get("idempotency_key")), text_cell(e.get("tool")),
+         text_cell(e.get("status")), json_cell(e.get("args")))
+        if isinstance(e, dict) else (text_cell(None), text_cell(None), text_cell(None),
+                                     json_cell(e))
         for e in effects
     ]  # fmt: skip
-    return (
-        "<div><b>pending effects</b>"
-        + table(("idempotency_key", "tool", "status", "args"), rows, raw_first=False)
-        + "</div>"
-    )
+    header = ("idempotency_key", "tool", "status", "args")
+    return f"<div><b>pending effects</b>{table(header, rows)}</div>"
 
 
 def _kind_colour(kind: str) -> str:
@@ -161,17 +168,18 @@ def diff_rows_html(rows: Sequence[DiffRow], title: str = "state") -> str:
     """Diff rows as a table of kind, path, old, new (at most :data:`MAX_ROWS`)."""
     if not rows:
         return f"<div><b>{esc(title)}</b>: <i>no differences</i></div>"
-    body = []
-    for r in rows[:MAX_ROWS]:
-        kind = _text_cell(r.kind, style=f"color:{_kind_colour(r.kind)}")
-        path = _text_cell(r.path if r.new_path is None else f"{r.path} → {r.new_path}")
-        body.append(f"<tr>{kind}{path}{_cell(r.old)}{_cell(r.new)}</tr>")
-    head = "".join(_text_cell(h, "th", _HEAD) for h in ("kind", "path", "old", "new"))
+    cells = [
+        (text_cell(r.kind, _kind_colour(r.kind)),
+         text_cell(r.path if r.new_path is None else f"{r.path} → {r.new_path}"),
+         text_cell("") if r.kind.endswith("_added") else json_cell(r.old),
+         text_cell("") if r.kind.endswith("_removed") else json_cell(r.new))
+        for r in rows[:MAX_ROWS]
+    ]  # fmt: skip
     more = len(rows) - MAX_ROWS
     note = f"<div><i>{more} more rows not shown</i></div>" if more > 0 else ""
     return (
         f"<div><b>{esc(title)}</b>: {len(rows)} differences"
-        f'<table style="{_TABLE}"><tr>{head}</tr>{"".join(body)}</table>{note}</div>'
+        f"{table(('kind', 'path', 'old', 'new'), cells)}{note}</div>"
     )
 
 
@@ -179,16 +187,23 @@ def checkpoint_diff_html(d: CheckpointDiff) -> str:
     """A checkpoint diff: summary line, then state, budgets, pending effects and metadata."""
     parts = [f"<div><b>{esc(d.summary())}</b></div>", diff_rows_html(d.state, "state")]
     if d.budgets:
-        parts.append("<div><b>budgets</b>" + table(
-            ("budget", "old", "new", "delta"),
-            [(b.name, b.old, b.new, b.delta) for b in d.budgets],
-        ) + "</div>")  # fmt: skip
+        budgets = [
+            (text_cell(b.name), text_cell(f"{b.old:,}"), text_cell(f"{b.new:,}"),
+             text_cell(f"{b.delta:+,}", "#cf222e" if b.delta < 0 else None))
+            for b in d.budgets
+        ]  # fmt: skip
+        parts.append(
+            f"<div><b>budgets</b>{table(('budget', 'old', 'new', 'delta'), budgets)}</div>"
+        )
     if d.effects:
-        parts.append("<div><b>pending effects</b>" + table(
-            ("idempotency_key", "change", "tool", "old status", "new status"),
-            [(e.idempotency_key, e.change, e.tool, e.old_status, e.new_status)
-             for e in d.effects],
-        ) + "</div>")  # fmt: skip
+        effects = [
+            (text_cell(e.idempotency_key or "(no key)"),
+             text_cell(e.change, _kind_colour(e.change)), text_cell(e.tool),
+             text_cell(e.old_status), text_cell(e.new_status))
+            for e in d.effects
+        ]  # fmt: skip
+        header = ("idempotency_key", "change", "tool", "old status", "new status")
+        parts.append(f"<div><b>pending effects</b>{table(header, effects)}</div>")
     if d.metadata:
         parts.append(diff_rows_html(d.metadata, "metadata"))
     return "<div>" + "".join(parts) + "</div>"
