@@ -19,14 +19,14 @@ def store(sample_replay_store: Path, tmp_path: Path) -> Path:
     return path
 
 
-def _open(store: Path, **query: str) -> AppTest:
+def _open(store: Path, url: str = "replay", **query: str) -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
     at.session_state["store_path"] = str(store)
     for key, value in query.items():
         at.query_params[key] = value
     at.run()
     pages = at._registered_pages  # AppTest has no public way to open a callable page
-    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == "replay")
+    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == url)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -58,6 +58,15 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
     # the replay is a run like any other: it is listed, and its report can be reopened
     at.selectbox(key="replay_past").select("crash-at-step-7~replay-1").run()
     assert "First divergence: step 7" in _text(at)
+    # ... and the pages the links lead to open on it
+    diff = _open(store, "diff", a="crash-at-step-7:6", b="crash-at-step-7~replay-1:7")
+    assert "issue_refund" in str(
+        [m.value for m in diff.markdown] + [d.value for d in diff.dataframe]
+    )
+    timeline = _open(store, "timeline", run="crash-at-step-7~replay-1", step="7")
+    assert "crash-at-step-7~replay-1" in _text(timeline) + str(
+        [s.value for s in timeline.selectbox]
+    )
 
 
 def test_replay_page_shows_the_duplicate_refund_of_the_original_code(store: Path) -> None:
