@@ -29,7 +29,8 @@ VERDICTS = {
     "resumable_after_checks": ("Resumable after checks", ":material/pending_actions:"),
     "restart_required": ("Restart required", ":material/restart_alt:"),
 }
-SEVERITY_ICONS = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+SEVERITY_BADGES = {"error": ":red-badge[error]", "warning": ":orange-badge[warning]",
+                   "info": ":blue-badge[info]"}  # fmt: skip
 
 
 def migrations_module() -> str | None:
@@ -108,7 +109,7 @@ def _findings(report: AuditReport) -> None:
         with left:
             _step_link(report.run_id, f, i)
         with right:
-            st.markdown(f"{SEVERITY_ICONS[f.severity]} **`{f.rule_id}`** {f.message}")
+            st.markdown(f"{SEVERITY_BADGES[f.severity]} **`{f.rule_id}`** {f.message}")
             st.caption(f"Hint: {f.hint}")
 
 
