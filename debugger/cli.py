@@ -17,6 +17,7 @@ import click
 
 from debugger import __version__
 from debugger.cli_support import (
+    OneLineGroup,
     command,
     emit_json,
     frame_records,
@@ -27,7 +28,7 @@ from debugger.errors import StepscopeError
 from debugger.model import RUN_STATUSES
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stepscope")
 def main() -> None:
     """Stepscope: step through, diff, audit and replay AI-agent checkpoint histories."""

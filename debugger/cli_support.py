@@ -64,6 +64,41 @@ def command(group: click.Group, name: str, **kwargs: Any) -> Callable[[F], F]:
     return deco
 
 
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""Click 8.2+ raises this for a bare ``stepscope``: its message is the help, shown as is."""
+
+
+class OneLineGroup(click.Group):
+    """A command group whose usage errors are one line too (``error: ... Hint: ...``, exit 2).
+
+    Click prints a usage error (a missing argument, ``--step abc``) as three lines with the
+    usage; the contract is one line saying what is wrong and what to do.
+    """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the group; a usage error becomes one line on stderr and exit status 2."""
+        if not kwargs.get("standalone_mode", True):  # the caller handles errors itself
+            return super().main(*args, **kwargs)
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)  # an Exit's code (--help), else the result
+        except _NO_ARGS_IS_HELP as e:
+            click.echo(e.format_message(), err=True)
+            sys.exit(e.exit_code)
+        except click.UsageError as e:
+            path = e.ctx.command_path if e.ctx else "stepscope"
+            message = e.format_message().rstrip(".")
+            click.echo(f"error: {message}. Hint: see `{path} --help`.", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else 0)
+
+
 def resolve_store(store_path: str | None) -> str:
     """The store path a command uses."""
     return store_path or default_store_path()

@@ -130,3 +130,30 @@ def test_app_runs_streamlit_on_the_store(
     assert cmd[cmd.index("--server.port") + 1] == "8765"
     assert seen["env"]["STEPSCOPE_STORE"] == str(tmp_path / "stepscope.duckdb")
     assert (Path(seen["cwd"]) / ".streamlit" / "config.toml").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["show", "run-0", "--step", "abc"], ["'abc' is not a valid integer", "show --help"]),
+        (["show"], ["Missing argument 'RUN'"]),
+        (["import", "x.sqlite", "--flavor", "guess"], ["--flavor", "guess"]),
+        (["import", "x.sqlite", "--batch-rows", "5"], ["--batch-rows"]),
+        (["nosuch"], ["No such command 'nosuch'", "stepscope --help"]),
+        (["runs", "--status", "bogus"], ["unknown status 'bogus'"]),
+    ],
+)
+def test_usage_errors_are_one_line_with_exit_2(args: list[str], words: list[str]) -> None:
+    result = stepscope(*args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert "Hint: " in result.stderr
+    for word in words:
+        assert word in result.stderr
+
+
+def test_help_still_exits_0() -> None:
+    for args in (["--help"], ["import", "--help"], ["runs", "-h"]):
+        result = stepscope(*args)
+        assert result.exit_code == 0 and "Usage: stepscope" in result.stdout
