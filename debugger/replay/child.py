@@ -107,7 +107,10 @@ class Runner:
         done = 0
         while True:
             self.step_started = time.perf_counter()
-            stop = self._before_step(state, done)
+            try:
+                stop = self._before_step(state, done)
+            except Exception as e:  # the agent's is_done / interrupt hooks are its code too
+                return "agent_error", f"after step {self.step}: {type(e).__name__}: {e}"
             if stop:
                 return stop
             nxt = self.step + 1

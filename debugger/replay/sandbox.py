@@ -117,7 +117,7 @@ class SandboxContext:
         """A read tool call."""
         return self._call("tool", name, as_json(args), None, False)
 
-    def effect(self, name: str, key: str, **args: Any) -> Any:
+    def effect(self, name: str, key: str | None, **args: Any) -> Any:
         """A keyed write: recorded in the ledger, never executed."""
         return self._call("tool", name, as_json(args), key, True)
 
@@ -207,7 +207,7 @@ class SandboxContext:
             )
         record["source"] = "mock"
         try:
-            value = self._call_mock(mock, kind, request, key)
+            value = self._call_mock(mock, kind, request, key, bool(record["is_write"]))
         except Exception as e:
             record["error"] = f"{type(e).__name__}: {e}"
             raise
@@ -215,13 +215,13 @@ class SandboxContext:
         return value
 
     @staticmethod
-    def _call_mock(mock: Any, kind: str, request: Any, key: str | None) -> Any:
+    def _call_mock(mock: Any, kind: str, request: Any, key: str | None, is_write: bool) -> Any:
         if not callable(mock):
             return copy.deepcopy(mock)
         if kind == "model":
             return mock(copy.deepcopy(request))
         args = copy.deepcopy(request) if isinstance(request, dict) else {}
-        return mock(key, **args) if key is not None else mock(**args)
+        return mock(key, **args) if is_write else mock(**args)
 
     def _divergence(self, record: dict[str, Any], match: Match) -> dict[str, Any]:
         call = {k: record[k] for k in ("seq", "kind", "name", "request", "idempotency_key",
