@@ -198,13 +198,22 @@ def app_script() -> Path:
     return Path(__file__).parent / "ui" / "entry.py"
 
 
-def launch_app(store: str, port: int | None, browser: bool) -> None:
-    """Run ``streamlit run`` on the store; returns when the server stops."""
+def launch_app(
+    store: str, port: int | None, browser: bool, env_defaults: dict[str, str] | None = None
+) -> None:
+    """Run ``streamlit run`` on the store; returns when the server stops.
+
+    Args:
+        store: the store file the app serves.
+        port: the port, or None for Streamlit's default.
+        browser: open a browser tab.
+        env_defaults: settings (``STEPSCOPE_*``) the app gets unless the user set them.
+    """
     if not Path(store).exists():
         raise StepscopeError(
             f"no store at {store}", "import a source first, or run `stepscope demo`"
         )
-    env = dict(os.environ, STEPSCOPE_STORE=str(Path(store).resolve()))
+    env = {**(env_defaults or {}), **os.environ, "STEPSCOPE_STORE": str(Path(store).resolve())}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app_script()),
            "--server.headless", "false" if browser else "true"]  # fmt: skip
     if port:

@@ -131,4 +131,7 @@ def register(main: click.Group) -> None:
         if not no_app:
             from debugger.cli import launch_app
 
-            launch_app(summary["store"], port, browser=not no_browser)
+            # the sample's runs span schema versions 0-3: name its migrations so the app's
+            # Audit and Migrations pages judge them by the sample's own registry
+            defaults = {"STEPSCOPE_MIGRATIONS": "sample_checkpoints.refund_desk.migrations"}
+            launch_app(summary["store"], port, browser=not no_browser, env_defaults=defaults)
