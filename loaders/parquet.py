@@ -55,7 +55,9 @@ class ParquetReader(SourceReader):
     kind = "parquet"
 
     def __init__(self, source: str) -> None:
-        self.location = str(Path(source).resolve()) if "*" not in source else source
+        # absolute even for a glob, so the same files imported from another directory are
+        # the same source (quarantine records are kept per location)
+        self.location = str(Path(source).resolve())
         self._datasets: dict[str, ds.Dataset] = {}
         root = Path(source)
         if any(ch in source for ch in "*?["):

@@ -168,3 +168,28 @@ def test_created_at_naive_offset_and_typed_timestamps_agree(tmp_path: Path) -> N
         runs = store.run_records()
         assert len(runs) == 7
         assert {r.last_at for r in runs} == {datetime(2026, 11, 1, 10)}
+
+
+def test_effects_recorded_twice_across_batches_stay_two_rows(tmp_path: Path) -> None:
+    # 150 distinct emails, each recorded twice, the copies 150 rows apart: with batches of
+    # 100 rows most pairs straddle a batch boundary
+    emails = [dict(effect_rows(1)[0], idempotency_key=f"e-{i}") for i in range(150)]
+    path = write_native_sqlite(tmp_path / "n.sqlite", native_rows(1, 3), [*emails, *emails])
+    first = stepscope_json("import", path, "--batch-rows", "100")["tables"]["effects"]
+    assert first == {"read": 300, "imported": 300, "already_present": 0, "quarantined": 0}
+    again = stepscope_json("import", path, "--batch-rows", "100")["tables"]["effects"]
+    assert again == {"read": 300, "imported": 0, "already_present": 300, "quarantined": 0}
+    with debugger.open("stepscope.duckdb") as store:
+        assert len(store.effects("run-0")) == 300
+
+
+def test_a_relative_glob_is_recorded_as_an_absolute_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    WRITERS["parquet-glob"](tmp_path / "src", native_rows(), [], [])
+    monkeypatch.chdir(tmp_path / "src")
+    report = stepscope_json("import", "part-*.parquet", "--store", tmp_path / "s.duckdb")
+    assert report["location"] == str(tmp_path / "src" / "part-*.parquet")
+    monkeypatch.chdir(tmp_path)
+    again = stepscope_json("import", "src/part-*.parquet", "--store", tmp_path / "s.duckdb")
+    assert again["location"] == report["location"]
