@@ -190,3 +190,15 @@ def test_bad_references(text: str) -> None:
     with pytest.raises(BadReference) as e:
         parse_spec(text)
     assert "\n" not in str(e.value) and "Hint:" in str(e.value)
+
+
+def test_threshold_rule_with_excluded_keys_decides_like_deepdiff() -> None:
+    # Without exclusions 1 common key of 9 -> one values_changed at the root; excluding 7 of
+    # the keys leaves 1 of 2 in DeepDiff's union, so it descends instead.
+    old = {"same": {"x": 1}, "a": 1, "b": 2, "c": 3, "d": 4}
+    new = {"same": {"x": 1}, "e": 1, "f": 2, "g": 3, "h": 4}
+    assert [k for _, k, _, _ in rows(old, new)] == ["values_changed"]
+    excluded = [f"root['{k}']" for k in "abcdefg"]
+    assert rows(old, new, ignore_paths=excluded) == [
+        ("root['h']", "dictionary_item_added", None, 4)
+    ]
