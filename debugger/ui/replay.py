@@ -7,12 +7,12 @@ replay itself is a run like any other, so every page shows it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from debugger.errors import StepscopeError
 from debugger.model import Run
 from debugger.replay.engine import MODES, Progress, replay
 from debugger.replay.output import saved_report
@@ -24,13 +24,15 @@ URL = "replay"
 
 SAMPLE_AGENT = "sample_checkpoints.refund_desk.agent:fixed_agent"
 SAMPLE_MOCKS = "sample_checkpoints.refund_desk.replay_mocks"
+SAMPLE_BASELINE = "sample_checkpoints.refund_desk.agent:agent"
 
 
 def _defaults(run: Run) -> None:
-    """Suggest the sample's fixed agent and mocks for refund-desk runs (once per session)."""
+    """Suggest the sample's agents and mocks for refund-desk runs (once per session)."""
     if run.agent == "refund_desk":
         st.session_state.setdefault("replay_agent", SAMPLE_AGENT)
         st.session_state.setdefault("replay_mocks", SAMPLE_MOCKS)
+        st.session_state.setdefault("replay_baseline", SAMPLE_BASELINE)
 
 
 def _setup(originals: list[Run]) -> dict[str, Any] | None:
@@ -57,6 +59,12 @@ def _setup(originals: list[Run]) -> dict[str, Any] | None:
                           placeholder="my_package.agent:agent")  # fmt: skip
     mocks = st.text_input("Mocks module (optional)", key="replay_mocks",
                           placeholder="my_package.replay_mocks")  # fmt: skip
+    baseline = st.text_input(
+        "Also replay the original code (optional)", key="replay_baseline",
+        placeholder="my_package.agent:agent",
+        help="Replayed the same way first, to show what the code that ran would do again "
+        "(its duplicate writes) next to your fix.",
+    )  # fmt: skip
     with st.expander("Limits"):
         a, b, c = st.columns(3)
         timeout = a.number_input("Time limit (s)", 1.0, 3600.0, 60.0, key="replay_timeout")
@@ -64,28 +72,40 @@ def _setup(originals: list[Run]) -> dict[str, Any] | None:
         memory = c.number_input("Memory (MB)", 64, 65_536, 2048, key="replay_memory")
     return {"run_id": run_id, "from_step": int(step), "agent": agent.strip(),
             "mocks": mocks.strip() or None, "mode": mode, "timeout_s": float(timeout),
-            "max_steps": int(steps), "memory_mb": int(memory)}  # fmt: skip
+            "max_steps": int(steps), "memory_mb": int(memory),
+            "baseline": baseline.strip() or None}  # fmt: skip
 
 
 def _run(settings: dict[str, Any]) -> bool:
+    settings = dict(settings)
+    baseline = settings.pop("baseline")
+    if baseline == settings["agent"]:
+        baseline = None
     bar = st.progress(0.0, text="starting the sandbox")
 
-    def on_progress(p: Progress) -> None:
-        done = p.steps_done / p.steps_expected if p.steps_expected else 0.0
-        bar.progress(min(1.0, done), text=p.message[:150])
+    def progress_for(who: str) -> Callable[[Progress], None]:
+        def on_progress(p: Progress) -> None:
+            done = p.steps_done / p.steps_expected if p.steps_expected else 0.0
+            bar.progress(min(1.0, done), text=f"{who}: {p.message}"[:150])
+
+        return on_progress
 
     # the replay writes its result into the store: release the app's read-only connections
     reopen_store()
     try:
-        report = replay(store_path(), progress=on_progress, **settings)
-    except StepscopeError as e:
-        st.error(str(e), icon=":material/error:")
-        return False
+        report = guarded(replay, store_path(), progress=progress_for("your agent"), **settings)
+        base = None
+        if report is not None and baseline:
+            base = guarded(replay, store_path(), progress=progress_for("original code"),
+                           **{**settings, "agent": baseline})  # fmt: skip
     finally:
         reopen_store()
+    if report is None:
+        return False
     st.session_state["replay_report"] = report.to_dict()
+    st.session_state["replay_baseline_report"] = base.to_dict() if base else None
     st.session_state["replay_past"] = None
-    return True
+    return base is not None or not baseline  # keep a baseline's error on screen
 
 
 def _link(url: str, label: str, icon: str, **query: str) -> None:
@@ -172,6 +192,22 @@ def _tables(report: dict[str, Any]) -> None:
     st.caption(f"Files: `{report['output_dir']}` ({report['seconds']:.1f} s)")
 
 
+def _baseline(report: dict[str, Any]) -> None:
+    st.markdown(f"#### The original code on the same replay: {report['replay_run_id']}")
+    st.caption(f"`{report['agent']}`: **{report['outcome']}** - {report['reason']}")
+    for dup in report["duplicate_writes"]:
+        st.error(
+            f"The original code would have sent a **duplicate {dup['tool']}** at step "
+            f"{dup['step_index']} (key `{dup['idempotency_key']}`): the original run already "
+            f"made it at step {dup['original_step']} (status {dup['original_status']}).",
+            icon=":material/content_copy:",
+        )
+    if not report["duplicate_writes"]:
+        st.info("The original code repeats no write the original run had already made.")
+    _link("timeline", "The original code's replay in the timeline", ":material/timeline:",
+          run=report["replay_run_id"], step=str(report["last_step"]))  # fmt: skip
+
+
 def _past(store: Any, runs: list[Run]) -> dict[str, Any] | None:
     replays = [r.run_id for r in runs if r.replay_of]
     if not replays:
@@ -203,6 +239,10 @@ def page() -> None:
                                      disabled=not settings["agent"])  # fmt: skip
     if clicked and settings and _run(settings):
         st.rerun()  # the store has a new run: read it afresh
-    report = _past(store, runs) or st.session_state.get("replay_report")
+    past = _past(store, runs)
+    report = past or st.session_state.get("replay_report")
     if report:
         _show(report)
+    baseline = None if past else st.session_state.get("replay_baseline_report")
+    if report and baseline:
+        _baseline(baseline)

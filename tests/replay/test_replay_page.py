@@ -47,6 +47,10 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
     assert not at.exception, at.exception
     text = _text(at)
     assert "First divergence: step 7 (missing_call)" in text
+    # the original code, replayed the same way first, would have refunded twice
+    errors = " ".join(str(e.value) for e in at.error)
+    assert "original code would have sent a **duplicate issue_refund**" in errors
+    assert "refund-T-1077-ORD-1077" in errors
     assert "the original made the write issue_refund (key refund-T-1077-ORD-1077)" in text
     links = [str(p.proto) for p in at.get("page_link")] + [str(m.value) for m in at.markdown]
     assert any("a=crash-at-step-7%3A6&b=crash-at-step-7~replay-1%3A7" in link
@@ -54,7 +58,8 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
                for link in links), links  # fmt: skip
     assert any("run=crash-at-step-7&step=7" in link for link in links), links
     with Store.open(store, read_only=True) as s:
-        assert s.run("crash-at-step-7~replay-1").replay_of == "crash-at-step-7"
+        assert s.run("crash-at-step-7~replay-1").replay_of == "crash-at-step-7"  # the fix
+        assert s.run("crash-at-step-7~replay-2").replay_of == "crash-at-step-7"  # original code
     # the replay is a run like any other: it is listed, and its report can be reopened
     at.selectbox(key="replay_past").select("crash-at-step-7~replay-1").run()
     assert "First divergence: step 7" in _text(at)
@@ -72,11 +77,14 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
 def test_replay_page_shows_the_duplicate_refund_of_the_original_code(store: Path) -> None:
     at = _open(store, run="crash-at-step-7", step="6")
     at.text_input(key="replay_agent").set_value("sample_checkpoints.refund_desk.agent:agent")
+    at.text_input(key="replay_baseline").set_value("")
     at.button[0].click().run()
     assert not at.exception, at.exception
     errors = " ".join(str(e.value) for e in at.error)
-    assert "duplicate issue_refund" in errors and "refund-T-1077-ORD-1077" in errors
-    assert "end_of_original" in _text(at)
+    assert "In production this code would have sent a **duplicate issue_refund**" in errors
+    assert "refund-T-1077-ORD-1077" in errors and "end_of_original" in _text(at)
+    with Store.open(store, read_only=True) as s:  # one replay: no baseline was asked for
+        assert [r.run_id for r in s.run_records() if r.replay_of] == ["crash-at-step-7~replay-1"]
 
 
 def test_replay_page_shows_setup_errors_in_one_line(store: Path) -> None:
@@ -86,3 +94,5 @@ def test_replay_page_shows_setup_errors_in_one_line(store: Path) -> None:
     assert not at.exception, at.exception
     [error] = at.error
     assert str(error.value).startswith("cannot import the agent no_such_module:agent")
+    with Store.open(store, read_only=True) as s:  # nothing was replayed, not even the baseline
+        assert not [r for r in s.run_records() if r.replay_of]
