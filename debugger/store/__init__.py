@@ -36,12 +36,37 @@ def default_store_path() -> str:
     return os.environ.get("STEPSCOPE_STORE") or DEFAULT_STORE
 
 
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-12 of every DuckDB database file."""
+
+
+def _check_file(path: str) -> None:
+    """Refuse a file that is not a DuckDB database before DuckDB opens it.
+
+    Given a SQLite file, DuckDB would try to download its SQLite extension (a network call,
+    then a confusing error); any other file gets a vaguer message than this one.
+    """
+    p = Path(path)
+    if path == ":memory:" or not p.is_file() or p.stat().st_size == 0:
+        return
+    with p.open("rb") as f:
+        head = f.read(16)
+    if head[8:12] == DUCKDB_MAGIC:
+        return
+    what = "it is a SQLite database" if head.startswith(b"SQLite format 3") else "not DuckDB"
+    raise StoreError(
+        f"{path} is not a Stepscope store ({what})",
+        "pass the path of a .duckdb store with --store, or a new path to create one",
+    )
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     if read_only and path != ":memory:" and not Path(path).exists():
         raise StoreError(
             f"no store at {path}",
             "import a source first with `stepscope import SOURCE --store PATH`",
         )
+    _check_file(path)
     try:
         con = duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as e:

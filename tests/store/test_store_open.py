@@ -154,7 +154,12 @@ def test_a_file_that_is_not_a_store(content: bytes, tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
         assert "Traceback" not in result.stderr
+        # a SQLite file must not send DuckDB off to download its SQLite extension
+        assert "is not a Stepscope store" in result.stderr
+        assert "download" not in result.stderr
     assert path.read_bytes() == content
+    with pytest.raises(StoreError, match="it is a SQLite database"):
+        Store.open(write_native_sqlite(tmp_path / "src.sqlite", native_rows()))
 
 
 HOLDER = textwrap.dedent(
