@@ -42,6 +42,7 @@ from loaders.lg_map import (
 )
 from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.lg_tape import Tape
+from loaders.prefetch import prefetched
 
 BATCH_ROWS = 1000
 BATCH_STATE_BYTES = 24 * 1024 * 1024
@@ -239,8 +240,9 @@ class LangGraphFlavour(Flavour):
         walk = _Walk(tables)
         total = tables.count()
         while not walk.done:
-            yield TablePlan("checkpoints", walk.checkpoint_batches(), select_all("checkpoints"),
-                            total=total)  # fmt: skip
+            # decoding the next batch overlaps with the store inserting this one
+            batches = prefetched(walk.checkpoint_batches())
+            yield TablePlan("checkpoints", batches, select_all("checkpoints"), total=total)
             if walk.tape_rows:
                 yield TablePlan("tool_calls", walk.tape_batches(), select_all("tool_calls"))
         if walk.bad_writes:

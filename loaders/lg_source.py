@@ -111,7 +111,10 @@ class LangGraphTables:
 
     def _stream(self, sql: str) -> Iterator[Any]:
         if self.saver == "postgres":
-            return _flat(self.reader.stream(sql, size=FETCH, what="the LangGraph tables"))  # type: ignore[attr-defined]
+            rows = self.reader.stream(  # type: ignore[attr-defined]
+                sql, size=FETCH, what="the LangGraph tables", binary=True
+            )
+            return _flat(rows)
         cur = self.reader.con.execute(sql)  # type: ignore[attr-defined]
         return _flat(iter(lambda: cur.fetchmany(FETCH), []))
 
@@ -131,16 +134,22 @@ class LangGraphTables:
                 "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, "
                 f"c.type, c.checkpoint, c.metadata FROM checkpoints c ORDER BY {order}"
             )
+        # Sorted first (a plain subquery, fenced by OFFSET 0) so the sort does not carry the
+        # blobs; each blob is then fetched by its full primary key (LIMIT 1 keeps the planner
+        # from flattening the lookup into a hash of every blob of the thread, once per
+        # checkpoint: quadratic, and what makes PostgresSaver.list slow on long threads).
         return f"""
             SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
                    c.type, c.checkpoint::text, c.metadata::text,
-                   (SELECT array_agg(array[b.channel::bytea, b.type::bytea, b.blob])
+                   (SELECT array_agg(array[v.key::bytea, b.type::bytea, b.blob])
                       FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
-                      JOIN checkpoint_blobs b
-                        ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-                       AND b.channel = v.key AND b.version = v.value
+                      CROSS JOIN LATERAL (
+                          SELECT x.type, x.blob FROM checkpoint_blobs x
+                           WHERE x.thread_id = c.thread_id AND x.checkpoint_ns = c.checkpoint_ns
+                             AND x.channel = v.key AND x.version = v.value
+                           LIMIT 1) b
                      WHERE b.type IS DISTINCT FROM 'empty')
-            FROM checkpoints c ORDER BY {order}"""
+            FROM (SELECT * FROM checkpoints c ORDER BY {order} OFFSET 0) c"""
 
     def _writes_sql(self) -> str:
         table = "writes" if self.saver == "sqlite" else "checkpoint_writes"
