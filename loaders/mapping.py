@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from debugger.errors import MappingError
 from debugger.store.ingest import TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
@@ -73,11 +75,24 @@ def _source(table: str, field: str, spec: Any) -> Source:
                 f"[{table}].{field}: JSON path {path!r} must start with $",
                 'write for example path = "$.state.memory"',
             )
+        if path is not None:
+            _check_path(table, field, str(path))
         return Source(column=str(spec["column"]), path=path)
     raise MappingError(
         f"[{table}].{field} must be a column name or a table",
         'write field = "column" or field = { column = "c", path = "$.p" }',
     )
+
+
+def _check_path(table: str, field: str, path: str) -> None:
+    """Let DuckDB parse the JSON path now, so a bad one is a mapping error, not a crash later."""
+    try:
+        duckdb.connect().execute("SELECT json_extract('{}', ?)", [path]).fetchall()
+    except duckdb.Error as e:
+        raise MappingError(
+            f"[{table}].{field}: bad JSON path {path!r}: {str(e).splitlines()[0]}",
+            'write for example path = "$.state.memory" or "$.items[0]"',
+        ) from e
 
 
 def load_mapping(path: str | Path) -> dict[str, TableMapping]:
@@ -93,6 +108,10 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
         raise MappingError(f"no mapping file at {path}", "check the --mapping path") from e
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise MappingError(f"{path} is not valid TOML: {e}", "fix the file") from e
+    except OSError as e:  # a directory, no permission
+        raise MappingError(
+            f"cannot read the mapping file {path}: {e.strerror}", "check the --mapping path"
+        ) from e
     version = doc.pop("version", 1)
     if version not in SUPPORTED_VERSIONS:
         raise MappingError(
@@ -109,6 +128,10 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
         raise MappingError(f"{path} has no [checkpoints] section", "add one")
     out = {}
     for table, spec in doc.items():
+        if not isinstance(spec, dict):
+            raise MappingError(
+                f"{table} must be a section ([{table}]) in {path}", "see docs/mapping.md"
+            )
         spec = dict(spec)
         source_table = spec.pop("table", None)
         if not source_table:

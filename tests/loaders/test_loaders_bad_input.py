@@ -103,6 +103,8 @@ BAD_MAPPINGS: dict[str, str | bytes] = {
     "no-checkpoints": "version = 1\n",
     "bad-spec": MAPPING_TOML.replace('run_id = "session_id"', "run_id = 12", 1),
     "spec-unknown-key": MAPPING_TOML.replace("{ value = 3 }", "{ const = 3 }"),
+    "malformed-path": MAPPING_TOML.replace('path = "$.memory"', 'path = "$.[memory"'),
+    "section-not-a-table": "checkpoints = 3\n",
 }
 BAD_SOURCES: dict[str, Callable[[Path], list[str]]] = {
     "missing-file": _missing,
@@ -117,6 +119,7 @@ BAD_SOURCES: dict[str, Callable[[Path], list[str]]] = {
     "glob-matching-nothing": _glob_nothing,
     "mapped-without-mapping": _mapped_without_file,
     "missing-mapping-file": lambda d: [*_mapped_source(d, "")[:2], str(d / "none.toml")],
+    "mapping-is-a-directory": lambda d: [*_mapped_source(d, "")[:2], str(d)],
     **{
         f"mapping-{name}": functools.partial(lambda toml, d: _mapped_source(d, toml), toml)
         for name, toml in BAD_MAPPINGS.items()
