@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -62,6 +63,8 @@ def register(main: click.Group) -> None:
                   help="State migrations (default: <agent package>.migrations).")  # fmt: skip
     @click.option("--output", "output_dir", type=click.Path(file_okay=False),
                   help="Replay files dir (default: <store>.replays/<id>/).")  # fmt: skip
+    @click.option("--baseline", metavar="MODULE:ATTR",
+                  help="Also replay this agent (the code that ran).")  # fmt: skip
     @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
     def replay_cmd(
         store_path: str | None,
@@ -76,6 +79,7 @@ def register(main: click.Group) -> None:
         memory_mb: int,
         migrations: str | None,
         output_dir: str | None,
+        baseline: str | None,
         quiet: bool,
     ) -> None:
         """Re-run RUN from a checkpoint in a sandbox and compare it with the original.
@@ -92,16 +96,27 @@ def register(main: click.Group) -> None:
               --agent sample_checkpoints.refund_desk.agent:agent --json
           stepscope replay crash-at-step-7 --from 6 --agent my_pkg.agent:agent \\
               --mocks my_pkg.replay_mocks --mode lenient --timeout 30
+          stepscope replay crash-at-step-7 --from 6 \\
+              --agent sample_checkpoints.refund_desk.agent:fixed_agent \\
+              --baseline sample_checkpoints.refund_desk.agent:agent \\
+              --mocks sample_checkpoints.refund_desk.replay_mocks
         """
-        report = replay(
-            resolve_store(store_path), run_id, from_step, agent, mocks=mocks, mode=mode,
-            timeout_s=timeout_s, max_steps=max_steps, memory_mb=memory_mb,
-            migrations=migrations, output_dir=output_dir,
+        settings: dict[str, Any] = dict(
+            mocks=mocks, mode=mode, timeout_s=timeout_s, max_steps=max_steps,
+            memory_mb=memory_mb, migrations=migrations, output_dir=output_dir,
             progress=None if as_json else _progress(quiet),
         )  # fmt: skip
+        path = resolve_store(store_path)
+        report = replay(path, run_id, from_step, agent, **settings)
+        base = None
+        if baseline and baseline != agent:
+            base = replay(path, run_id, from_step, baseline, **settings)
         if not (as_json or quiet) and sys.stderr.isatty():
             click.echo("", err=True)
         if as_json:
-            emit_json({"replay": report.to_dict()})
+            emit_json({"replay": report.to_dict(), "baseline": base.to_dict() if base else None})
             return
         _print(report)
+        if base is not None:
+            click.echo(f"\nbaseline, the same replay with {baseline}:")
+            _print(base)

@@ -30,12 +30,15 @@ def test_replay_prints_the_comparison(recorded_runs: RecordedRuns) -> None:
 
 
 def test_replay_json_has_stable_keys(recorded_runs: RecordedRuns) -> None:
-    code, out, _ = _run("ledger-done", "--from", "3", "--agent", AGENT, "--json",
-                        "--store", str(recorded_runs.store_path), "--max-steps", "5",
-                        "--timeout", "30", "--memory-mb", "1024")  # fmt: skip
+    code, out, _ = _run("ledger-done", "--from", "2", "--agent", "tests.replay.agents:no_pay_agent",
+                        "--baseline", AGENT, "--json", "--store", str(recorded_runs.store_path),
+                        "--max-steps", "5", "--timeout", "30", "--memory-mb", "1024")  # fmt: skip
     assert code == 0
-    doc = json.loads(out)["replay"]
-    assert doc["outcome"] == "completed" and doc["diverged"] is False
+    both = json.loads(out)
+    doc, base = both["replay"], both["baseline"]
+    assert doc["outcome"] == "diverged" and doc["missing_writes"][0]["idempotency_key"] == "pay-A1"
+    assert base["agent"] == AGENT and base["outcome"] == "completed"
+    assert [d["idempotency_key"] for d in base["duplicate_writes"]] == ["pay-A1"]
     assert doc["limits"] == {"timeout_s": 30.0, "max_steps": 5, "memory_mb": 1024}
     keys = {"replay_run_id", "first_divergence", "duplicate_writes", "missing_writes", "steps",
             "violations", "ledger", "budgets_start", "budgets_end"}  # fmt: skip
