@@ -65,6 +65,8 @@ def test_the_notebook_example_runs(store: Path) -> None:
         "step 7: the original made the write issue_refund"
     )
     assert report.duplicate_writes == []  # type: ignore[attr-defined]
+    [dup] = scope["original"].duplicate_writes  # type: ignore[attr-defined]
+    assert (dup.tool, dup.idempotency_key) == ("issue_refund", "refund-T-1077-ORD-1077")
 
 
 def test_every_cli_option_is_documented() -> None:
