@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import pyarrow as pa
 
-from debugger.errors import FlavourError
+from debugger.errors import FlavourError, StepscopeError
 from debugger.model import ImportReport
 from debugger.store import Store
 
@@ -206,11 +206,41 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     with open_reader(source) as reader:
         flavour = choose_flavour(reader, options)
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
-            for plan in flavour.plans(reader):
-                seen = 0
-                for batch in plan.batches:
-                    counts = session.add(plan.table, batch, plan.select_sql, plan.derive_parents)
-                    seen += counts.read
-                    if options.progress:
-                        options.progress(plan.table, seen, plan.total)
+            chained = False
+            try:
+                for plan in flavour.plans(reader):
+                    chained |= plan.derive_parents
+                    seen = 0
+                    for batch in plan.batches:
+                        counts = session.add(
+                            plan.table, batch, plan.select_sql, plan.derive_parents
+                        )
+                        seen += counts.read
+                        if options.progress:
+                            options.progress(plan.table, seen, plan.total)
+            except StepscopeError:
+                _settle(store, session.source_id, chained)
+                raise
             return session.finish()
+
+
+def _settle(store: Store, source_id: int, chained: bool) -> None:
+    """After a source failed part-way: derive parents and runs for the batches committed.
+
+    Each batch is committed on its own, so a source that turns out corrupt after some rows
+    leaves those rows stored ("rows before it were imported"); without this, their runs
+    would be missing from ``runs`` (or stale) until a later import touched them.
+    """
+    from debugger.store.derive import derive_runs
+    from debugger.store.ingest import derive_parents
+
+    con = store.con
+    con.execute("BEGIN")
+    try:
+        if chained:
+            derive_parents(con, source_id)
+        derive_runs(con)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

@@ -15,6 +15,7 @@ from tests.fixtures.native import (
     effect_rows,
     native_rows,
     stepscope,
+    stepscope_json,
     tool_call_rows,
     write_native_parquet,
     write_native_sqlite,
@@ -189,3 +190,23 @@ def test_bad_source_creates_no_store(case: str, tmp_path: Path) -> None:
     args = BAD_SOURCES[case](tmp_path)
     assert_one_line_error(stepscope("import", *args, "--store", str(tmp_path / "new.duckdb")))
     assert not (tmp_path / "new.duckdb").exists()
+
+
+def test_a_source_corrupt_part_way_keeps_runs_in_step_with_what_was_stored(
+    tmp_path: Path,
+) -> None:
+    # the second file's footer is intact (so counting works) but its data pages are not
+    rows = native_rows(2, 3)
+    (tmp_path / "export").mkdir()
+    write_native_parquet(tmp_path / "export" / "a.parquet", rows[:3])
+    bad = write_native_parquet(tmp_path / "export" / "b.parquet", rows[3:])
+    data = bytearray(bad.read_bytes())
+    data[4:200] = b"\xab" * 196
+    bad.write_bytes(bytes(data))
+    result = stepscope("import", str(tmp_path / "export" / "*.parquet"))
+    assert_one_line_error(result, "after 3 rows")
+    runs = stepscope_json("runs")["runs"]
+    assert [(r["run_id"], r["checkpoint_count"]) for r in runs] == [("run-0", 3)]
+    step2 = stepscope_json("show", "run-0", "--step", "2")["checkpoint"]
+    step1 = stepscope_json("show", "run-0", "--step", "1")["checkpoint"]
+    assert step2["parent_id"] == step1["checkpoint_id"]
