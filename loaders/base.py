@@ -116,6 +116,12 @@ class Flavour(ABC):
             FlavourError: the tables do not have the columns this flavour needs.
         """
 
+    def check(self, reader: SourceReader) -> None:  # noqa: B027 - optional hook
+        """Raise what :meth:`plans` would raise about the source's tables, reading no rows.
+
+        Lets a caller refuse a source before it creates or locks a store.
+        """
+
 
 @dataclass
 class ImportOptions:
@@ -182,7 +188,9 @@ def check_source(source: str, options: ImportOptions | None = None) -> str:
     from loaders.registry import open_reader
 
     with open_reader(source) as reader:
-        return choose_flavour(reader, options or ImportOptions()).name
+        flavour = choose_flavour(reader, options or ImportOptions())
+        flavour.check(reader)
+        return flavour.name
 
 
 def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:

@@ -163,6 +163,11 @@ class MappedFlavour(Flavour):
     def detect(cls, reader: SourceReader) -> bool:
         return False  # only chosen with --mapping
 
+    def check(self, reader: SourceReader) -> None:
+        """Every mapped table and column exists in the source (no rows are read)."""
+        for canonical, tm in self.mapping.items():
+            self._check(reader, canonical, tm)
+
     def _check(self, reader: SourceReader, canonical: str, tm: TableMapping) -> None:
         tables = reader.tables()
         if tm.table not in tables:

@@ -185,7 +185,11 @@ def test_not_found_is_one_line(args: list[str], words: list[str], tmp_path: Path
     assert_one_line_error(stepscope(*args, "--store", store), *words)
 
 
-@pytest.mark.parametrize("case", ["missing-file", "text-file", "corrupt-parquet", "wrong-flavour"])
+@pytest.mark.parametrize(
+    "case",
+    ["missing-file", "text-file", "corrupt-parquet", "wrong-flavour", "mapping-bad-toml",
+     "mapping-unknown-table", "mapping-unknown-column"],
+)  # fmt: skip
 def test_bad_source_creates_no_store(case: str, tmp_path: Path) -> None:
     args = BAD_SOURCES[case](tmp_path)
     assert_one_line_error(stepscope("import", *args, "--store", str(tmp_path / "new.duckdb")))
