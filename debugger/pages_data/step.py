@@ -9,6 +9,8 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,6 +52,8 @@ class StepRef:
     """The checkpoint it continues from."""
     label: str
     """What the navigator shows: ``step 7``, or ``step 7 · 2`` for a second one at step 7."""
+    state_hash: str = ""
+    """MD5 of the stored state: with the id, it names the checkpoint's content exactly."""
 
 
 def step_refs(store: Store, run_id: str) -> list[StepRef]:
@@ -61,14 +65,15 @@ def step_refs(store: Store, run_id: str) -> list[StepRef]:
         frame["step_index"].tolist(),
         frame["checkpoint_id"].tolist(),
         frame["parent_id"].tolist(),
+        frame["state_hash"].tolist(),
         strict=True,
     )
-    for pos, (step_index, checkpoint_id, parent_id) in enumerate(columns):
+    for pos, (step_index, checkpoint_id, parent_id, state_hash) in enumerate(columns):
         step = int(step_index)
         seen[step] = seen.get(step, 0) + 1
         label = f"step {step}" if seen[step] == 1 else f"step {step} · {seen[step]}"
         parent = parent_id if isinstance(parent_id, str) else None
-        refs.append(StepRef(pos, step, str(checkpoint_id), parent, label))
+        refs.append(StepRef(pos, step, str(checkpoint_id), parent, label, str(state_hash)))
     return refs
 
 
@@ -291,13 +296,43 @@ def step_view(
     return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
 
 
+RECENT_CHECKPOINTS = 4
+"""Parsed checkpoints kept in memory: stepping forward reuses the step it left as the
+previous one, so a step change reads and parses one checkpoint, not two."""
+_recent: OrderedDict[tuple[str, str, str, str], Checkpoint] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def clear_recent() -> None:
+    """Forget the recent checkpoints (benchmarks measure a cold read with it)."""
+    with _recent_lock:
+        _recent.clear()
+
+
 def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Checkpoint:
-    """Read the checkpoint of ``ref``: by step (an indexed point read) when it is alone at
-    its step, else by checkpoint id."""
+    """Read the checkpoint of ``ref``: from the recent ones, else by step (an indexed point
+    read) when it is alone at its step, else by checkpoint id.
+
+    Recent checkpoints are keyed by store file, run, checkpoint id and state hash, so a
+    different store or a rewritten checkpoint is never served from memory. Checkpoints are
+    frozen; callers must not mutate their working state.
+    """
+    key = (store.path, run_id, ref.checkpoint_id, ref.state_hash)
+    with _recent_lock:
+        if key in _recent and ref.state_hash:
+            _recent.move_to_end(key)
+            return _recent[key]
     alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
     if alone:
-        return store.checkpoint(run_id, step=ref.step_index)
-    return store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
+        ckpt = store.checkpoint(run_id, step=ref.step_index)
+    else:
+        ckpt = store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
+    if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
+        with _recent_lock:
+            _recent[key] = ckpt
+            while len(_recent) > RECENT_CHECKPOINTS:
+                _recent.popitem(last=False)
+    return ckpt
 
 
 def view_of(

@@ -1,0 +1,183 @@
+"""How soon the app answers its first page after ``stepscope app``.
+
+Starts ``stepscope app --no-browser --port P`` on the demo store and measures, from the
+moment the process starts:
+
+- health: ``/_stcore/health`` answers 200 (the server is up);
+- page: ``/`` answers with the app's HTML;
+- rendered: in headless Chromium, the Runs page shows its table of runs (the script ran,
+  the store was opened and read): what a person waits for. Skipped without /usr/bin/chromium.
+
+The peer is ``streamlit run`` of a one-line script (the floor any Streamlit app pays).
+
+    python benchmarks/app_start_bench.py            # 5 starts each
+    python benchmarks/app_start_bench.py --quick    # 2 starts each
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from debugger.sample_cli import build_demo_store
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TARGET_S = 3.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str) -> int:
+    with urllib.request.urlopen(url, timeout=2) as r:
+        r.read()
+        return int(r.status)
+
+
+def _poll(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with status {proc.returncode}")
+        try:
+            if _get(url) == 200:
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise SystemExit(f"no answer from {url} in {timeout} s")
+
+
+@contextmanager
+def _server(cmd: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    started = time.perf_counter()
+    try:
+        yield proc, started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def one_start(cmd: list[str], port: int, browser: Any, ready_text: str) -> dict[str, float]:
+    """Seconds from process start to health, to the HTML page, and to the rendered page."""
+    base = f"http://127.0.0.1:{port}"
+    with _server(cmd) as (proc, t0):
+        _poll(f"{base}/_stcore/health", proc)
+        health = time.perf_counter() - t0
+        _get(f"{base}/")
+        page = time.perf_counter() - t0
+        rendered = float("nan")
+        if browser is not None:
+            tab = browser.new_page()
+            tab.goto(base, wait_until="domcontentloaded")
+            tab.get_by_text(ready_text).first.wait_for(timeout=60_000)
+            rendered = time.perf_counter() - t0
+            tab.close()
+    return {"health": health, "page": page, "rendered": rendered}
+
+
+def _browser() -> Any:
+    if not Path(CHROMIUM).exists():
+        return None, None
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    return pw, pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start each server several times; print medians as a markdown table."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="2 starts each")
+    a = p.parse_args(argv)
+    repeats = 2 if a.quick else 5
+    tmp = Path(tempfile.mkdtemp(prefix="app-start-"))
+    store = tmp / "demo.duckdb"
+    build_demo_store(store)
+    hello = tmp / "hello.py"
+    hello.write_text("import streamlit as st\nst.write('hello from the floor')\n")
+    pw, browser = _browser()
+    results: dict[str, list[dict[str, float]]] = {"stepscope app": [], "streamlit floor": []}
+    try:
+        for _ in range(repeats):
+            port = _free_port()
+            app = [
+                sys.executable,
+                "-m",
+                "debugger.cli",
+                "app",
+                "--store",
+                str(store),
+                "--no-browser",
+                "--port",
+                str(port),
+            ]
+            results["stepscope app"].append(one_start(app, port, browser, "Needs attention"))
+            port = _free_port()
+            floor = [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(hello),
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+            ]
+            results["streamlit floor"].append(
+                one_start(floor, port, browser, "hello from the floor")
+            )
+    finally:
+        if browser is not None:
+            browser.close()
+            pw.stop()
+    print(f"\n{repeats} starts each; load average {os.getloadavg()[0]:.1f}\n")
+    print("| server | health s | page (HTML) s | rendered in Chromium s |")
+    print("|---|---:|---:|---:|")
+    med: dict[str, dict[str, float]] = {}
+    for name, runs in results.items():
+        med[name] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+        m = med[name]
+        print(f"| {name} | {m['health']:.2f} | {m['page']:.2f} | {m['rendered']:.2f} |")
+    ours = med["stepscope app"]
+    first = ours["rendered"] if ours["rendered"] == ours["rendered"] else ours["page"]
+    print(
+        f"\nTarget: first page within {TARGET_S:.0f} s: {'met' if first < TARGET_S else 'NOT met'}"
+        f" ({first:.2f} s; the floor pays {med['streamlit floor']['rendered']:.2f} s)."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
