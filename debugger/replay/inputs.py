@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,13 @@ class ReplayInputs:
         steps += [e.step_index for e in self.effects if e.step_index > after]
         return max(steps) if steps else None
 
+    @cached_property
+    def _by_step(self) -> dict[int, Checkpoint]:
+        return {c.step_index: c for c in self.lineage}
+
     def original_at(self, step: int) -> Checkpoint | None:
         """The original's checkpoint at ``step`` on the replayed path."""
-        for c in self.lineage:
-            if c.step_index == step:
-                return c
-        return None
+        return self._by_step.get(step)
 
 
 def load_inputs(store: Store, run_id: str, from_step: int) -> ReplayInputs:
