@@ -135,7 +135,9 @@ def page() -> None:
 
 
 def _render(view: dict[str, Any]) -> None:
-    st.subheader(view["summary"])
+    title, _, counts = view["summary"].partition(": ")
+    st.subheader(title)
+    st.caption(counts or "no differences")
     table, side = st.tabs(["Table", "Side by side"])
     with table:
         if view["rows"]:

@@ -21,7 +21,6 @@ ICON = ":material/list:"
 URL = "runs"
 
 COLUMNS = {
-    "mark": st.column_config.TextColumn("", width=30),
     "run_id": st.column_config.TextColumn("Run", width="medium"),
     "status": st.column_config.TextColumn("Status"),
     "agent": st.column_config.TextColumn("Agent"),

@@ -192,17 +192,14 @@ def page() -> None:
     findings = _findings(run_id)
     _navigator(run_id, findings)
     st.divider()
-    left, right = st.columns([3, 2])
-    with left:
-        st.subheader("Budgets over the run")
-        series = guarded(pages_data.budget_series, store, run_id)
-        if series is not None:
-            widgets.budget_chart(*series)
-    with right:
-        st.subheader("Fork tree")
-        tree = guarded(fork_tree.fork_tree, store, run_id)
-        if tree is not None:
-            widgets.fork_tree(tree)
+    st.subheader("Budgets over the run")
+    series = guarded(pages_data.budget_series, store, run_id)
+    if series is not None:
+        widgets.budget_chart(*series)
+    st.subheader("Fork tree")
+    tree = guarded(fork_tree.fork_tree, store, run_id)
+    if tree is not None:
+        widgets.fork_tree(tree)
     with st.popover("Diff options"):
         st.text_input(
             "Ignore paths (comma separated)",

@@ -191,11 +191,11 @@ def _metadata(rows: list[dict[str, Any]]) -> None:
 
 def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
     """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
-    charts = []
-    for column, limit_key in (
-        ("tokens_spent", "tokens"),
-        ("steps_spent", "steps"),
-        ("wall_clock_ms", "wall_clock_ms"),
+    cols = st.columns(3)
+    for col, (column, limit_key) in zip(
+        cols,
+        (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms")),
+        strict=True,
     ):
         data = series.reset_index().rename(columns={"index": "checkpoint"})
         base = (
@@ -215,8 +215,7 @@ def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
                 .encode(y="limit:Q")
             )
             base = base + rule
-        charts.append(base.properties(height=140, width=180))
-    st.altair_chart(alt.hconcat(*charts), width="stretch")
+        col.altair_chart(base.properties(height=180, title=column), width="stretch")
     if not limits:
         st.caption("The run records no limits (metadata.limits).")
 
@@ -227,6 +226,6 @@ def fork_tree(tree: forks.ForkTree) -> None:
         n = sum(len(s.checkpoints) for s in tree.segments)
         st.caption(f"No forks: one line of {n} checkpoints, no replays.")
         return
-    st.graphviz_chart(forks.fork_dot(tree), width="stretch")
+    st.graphviz_chart(forks.fork_dot(tree), width="content")
     if tree.branch_points:
         st.caption(f"Branches after checkpoint(s): {', '.join(tree.branch_points)}")
