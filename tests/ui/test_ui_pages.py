@@ -77,6 +77,9 @@ def test_timeline_shows_the_fork_and_opens_either_branch(sample_store: Path) -> 
     at = open_app(sample_store, "timeline", run=REEXECUTED, step="9")
     assert f"checkpoint `{REEXECUTED}/c010`" in texts(at)  # newest at the step
     assert at.query_params["checkpoint"] == f"{REEXECUTED}/c010"
+    at.select_slider(key=f"timeline_pos::{REEXECUTED}").set_value(2).run()  # the slider
+    assert "### Step 2" in texts(at) and at.query_params["step"] == "2"
+    assert "checkpoint" not in at.query_params
 
 
 def test_timeline_full_state_only_on_request(sample_store: Path) -> None:
