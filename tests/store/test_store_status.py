@@ -32,7 +32,16 @@ def step(s: int, metadata: dict[str, Any] | None = None, **changes: Any) -> dict
 
 
 def ago(minutes: int) -> str:
-    return (datetime.now(UTC) - timedelta(minutes=minutes)).isoformat()
+    """A time ``minutes`` before the import (resolved when the module's store is built)."""
+    return f"AGO:{minutes}"
+
+
+def resolve(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    stamp = row.get("created_at")
+    if isinstance(stamp, str) and stamp.startswith("AGO:"):
+        minutes = int(stamp.removeprefix("AGO:"))
+        return dict(row, created_at=(now - timedelta(minutes=minutes)).isoformat())
+    return row
 
 
 def effect(step_index: int, key: str, status: str) -> dict[str, Any]:
@@ -54,7 +63,8 @@ def scenario(name: str, rows: Rows, effects: Rows | None = None) -> str:
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every scenario of this module imported once."""
     d = tmp_path_factory.mktemp("status")
-    rows = [r for rs, _ in SCENARIOS.values() for r in rs]
+    now = datetime.now(UTC)  # not at collection: the suite may run long before this
+    rows = [resolve(r, now) for rs, _ in SCENARIOS.values() for r in rs]
     effects = [e for _, es in SCENARIOS.values() for e in es]
     src = write_native_sqlite(d / "src.sqlite", rows, effects)
     with Store.open(d / "s.duckdb") as store:
