@@ -9,6 +9,8 @@ large dict.
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -33,25 +35,46 @@ def store_path() -> str:
 
 _OPENED: dict[tuple[str, int], Store] = {}
 """Connections handed out by :func:`_open`, so :func:`reopen_store` can close every one."""
+_CURSORS: weakref.WeakSet[Store] = weakref.WeakSet()
+"""Per-session cursors on those connections, closed by :func:`reopen_store`."""
 _GENERATION: dict[str, int] = {}
 """Per store path: bumped by every import, so all sessions see the new data."""
+_lock = threading.Lock()
+_CURSOR_KEY = "_stepscope_cursor"
 
 
 @st.cache_resource(max_entries=4)
 def _open(path: str, generation: int) -> Store:
     # Read-only: the app never holds a write lock while it serves.
     store = Store.open(path, read_only=True)
-    _OPENED[(path, generation)] = store
+    with _lock:
+        _OPENED[(path, generation)] = store
     return store
 
 
 def open_cached(path: str, gen: int) -> Store:
-    """The cached read-only store for a path and generation (for cached read functions).
+    """The read-only store for a path and generation, as this session's own cursor.
+
+    Each Streamlit session runs in its own thread, and a DuckDB connection must not be used
+    by two threads at once; a session runs one script (or fragment) at a time, so each reads
+    through its own cursor of the one cached connection (same database, same cache).
 
     Raises:
         StoreError: the store cannot be opened.
     """
-    return _open(path, gen)
+    base = _open(path, gen)
+    held = st.session_state.get(_CURSOR_KEY)
+    if isinstance(held, tuple) and held[:2] == (path, gen):
+        return held[2]  # type: ignore[no-any-return]
+    cursor = base.con.cursor()
+    cursor.execute("SET TimeZone = 'UTC'")
+    store = Store(cursor, path, read_only=True)
+    st.session_state[_CURSOR_KEY] = (path, gen, store)
+    with _lock:
+        _CURSORS.add(store)
+    if isinstance(held, tuple):
+        held[2].close()  # the session's cursor on an older generation or another store
+    return store
 
 
 def generation() -> int:
@@ -62,7 +85,7 @@ def generation() -> int:
 def get_store() -> Store | None:
     """The cached read-only store, or None (with an error shown) when it cannot be opened."""
     try:
-        return _open(store_path(), generation())
+        return open_cached(store_path(), generation())
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
@@ -76,8 +99,12 @@ def reopen_store() -> None:
     so every session reads the new data.
     """
     path = store_path()
-    for key in [k for k in _OPENED if k[0] == path]:
-        _OPENED.pop(key).close()
+    with _lock:
+        for cursor in [c for c in _CURSORS if c.path == path]:
+            _CURSORS.discard(cursor)
+            cursor.close()
+        for key in [k for k in _OPENED if k[0] == path]:
+            _OPENED.pop(key).close()
     _open.clear()
     st.cache_data.clear()
     _GENERATION[path] = _GENERATION.get(path, 0) + 1
@@ -119,14 +146,14 @@ def query_int(name: str) -> int | None:
 @st.cache_data(max_entries=32, show_spinner=False)
 def run_ids_json(path: str, gen: int) -> str:
     """Every run id, newest first."""
-    store = _open(path, gen)
+    store = open_cached(path, gen)
     return orjson.dumps([str(r) for r in store.runs()["run_id"]]).decode()
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def refs_json(path: str, gen: int, run_id: str) -> str:
     """The run's step navigator positions (:func:`debugger.pages_data.step_refs`)."""
-    refs = pages_data.step_refs(_open(path, gen), run_id)
+    refs = pages_data.step_refs(open_cached(path, gen), run_id)
     return orjson.dumps([r.__dict__ for r in refs]).decode()
 
 
@@ -138,7 +165,7 @@ def load_refs(path: str, gen: int, run_id: str) -> list[pages_data.StepRef]:
 @st.cache_data(max_entries=256, show_spinner=False)
 def step_json(path: str, gen: int, run_id: str, checkpoint_id: str, ignore: tuple[str, ...]) -> str:
     """One step's view (:func:`debugger.pages_data.step_view`) as JSON."""
-    store = _open(path, gen)
+    store = open_cached(path, gen)
     refs = load_refs(path, gen, run_id)
     view = pages_data.step_view(
         store, run_id, checkpoint_id=checkpoint_id, ignore_paths=ignore, refs=refs
@@ -149,11 +176,11 @@ def step_json(path: str, gen: int, run_id: str, checkpoint_id: str, ignore: tupl
 @st.cache_data(max_entries=16, show_spinner=False)
 def state_json(path: str, gen: int, run_id: str, checkpoint_id: str) -> str:
     """A checkpoint's full working state as JSON (only fetched when someone opens it)."""
-    ckpt = _open(path, gen).checkpoint(run_id, checkpoint_id=checkpoint_id)
+    ckpt = open_cached(path, gen).checkpoint(run_id, checkpoint_id=checkpoint_id)
     return orjson.dumps(ckpt.working_state).decode()
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def findings_json(path: str, gen: int, run_id: str) -> str:
     """The run's audit findings (:func:`debugger.pages_data.audit_findings`) as JSON."""
-    return orjson.dumps(pages_data.audit_findings(_open(path, gen), run_id)).decode()
+    return orjson.dumps(pages_data.audit_findings(open_cached(path, gen), run_id)).decode()
