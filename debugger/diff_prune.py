@@ -102,6 +102,11 @@ def _prune(
 def _prune_dict(
     old: dict[Any, Any], new: dict[Any, Any], path: str | None, ordered_off: OrderMatcher | None
 ) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    common = sum(1 for key in old if key in new)
+    if _reported_whole(common, len(old) + len(new) - common):
+        # DeepDiff reports this dict as one values_changed with both whole dicts as values
+        # (or, when exclusions shrink its union, descends): hand it over untouched.
+        return old, new
     same: list[Any] = []
     changed: dict[Any, tuple[Any, Any]] = {}
     for key, value in old.items():
@@ -111,7 +116,7 @@ def _prune_dict(
             else:
                 sub = _child_path(path, key) if ordered_off else None
                 changed[key] = _prune(value, new[key], sub, ordered_off)
-    only = len(old) + len(new) - 2 * (len(same) + len(changed))
+    only = len(old) + len(new) - 2 * common
     keep = set(same[: _placeholders_needed(len(changed), len(same), only)])
     p_old: dict[Any, Any] = {}
     for key, value in old.items():
@@ -130,21 +135,21 @@ def _prune_dict(
     return p_old, p_new
 
 
+def _reported_whole(common: int, union: int) -> bool:
+    """DeepDiff's ``threshold_to_diff_deeper`` rule, before exclusions shrink the union."""
+    return union > 1 and common / union < THRESHOLD
+
+
 def _placeholders_needed(changed: int, same: int, only: int) -> int:
     """How many identical keys must stay so DeepDiff's threshold rule decides as before.
 
-    DeepDiff reports a whole dict as changed when ``union > 1`` and ``common / union <
-    THRESHOLD``. When the full dict does not trigger the rule, the reduced one must not
-    either: keep the fewest identical keys that hold the ratio at or above the threshold.
-    Exclusions only shrink DeepDiff's union, never its common count, so a ratio that holds
-    without them holds with them. When the full dict's ratio is below the threshold (which
-    exclusions can change), every identical key stays, so DeepDiff decides on the real key set.
+    Called only for a dict that does not trigger the rule (:func:`_reported_whole` is
+    false); the reduced dict must not trigger it either, so the fewest identical keys that
+    hold the ratio at or above the threshold stay. Exclusions only shrink DeepDiff's union,
+    never its common count, so a ratio that holds without them holds with them.
     """
-    common, union = changed + same, changed + same + only
-    if union <= 1 or common / union < THRESHOLD:
-        return same
     m = 0
-    while m < same and changed + only + m > 1 and (changed + m) / (changed + only + m) < THRESHOLD:
+    while m < same and _reported_whole(changed + m, changed + only + m):
         m += 1
     return m
 

@@ -82,6 +82,12 @@ def test_dict_with_little_key_overlap_is_one_change_like_deepdiff() -> None:
     ] * 2
 
 
+def test_dict_reported_whole_carries_its_unpruned_values() -> None:
+    old = {"d": {"same": {"x": 1, "y": 2}, "a": 1, "b": 2, "c": 3}}
+    new = {"d": {"same": {"x": 1, "y": 3}, "e": 1, "f": 2, "g": 3}}
+    assert rows(old, new) == [("root['d']", "values_changed", old["d"], new["d"])]
+
+
 def test_ignore_paths_exact_glob_and_regex() -> None:
     old = {"ts": 1, "msgs": [{"ts": 1, "text": "a"}], "meta": {"updated_at": "x"}}
     new = {"ts": 2, "msgs": [{"ts": 2, "text": "b"}], "meta": {"updated_at": "y"}}
