@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -191,6 +190,8 @@ def _metadata(rows: list[dict[str, Any]]) -> None:
 
 def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
     """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
+    import altair as alt  # here, not at the top: it costs ~0.6 s, and the Runs page opens first
+
     cols = st.columns(3)
     for col, (column, limit_key) in zip(
         cols,
