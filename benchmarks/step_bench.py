@@ -37,8 +37,12 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import synth
 from diff_bench import make_state
+
+try:  # the shared generator of large histories (benchmarks/synth.py), when it is there
+    import synth
+except ImportError:  # pragma: no cover - fall back to generating the rows in DuckDB
+    synth = None
 
 from debugger import pages_data
 from debugger.diff import plain_deepdiff_rows
@@ -94,11 +98,48 @@ def _large_rows() -> list[tuple[Any, ...]]:
     return rows
 
 
+COLUMNS = (
+    "run_id",
+    "step_index",
+    "schema_version",
+    "created_at",
+    "working_state",
+    "tokens_spent",
+    "steps_spent",
+    "wall_clock_ms",
+    "pending_effects",
+    "model_version",
+    "tool_versions",
+    "metadata",
+)
+DDL = f"CREATE TABLE checkpoints ({', '.join(COLUMNS)})"
+
+
+def _duckdb_rows(runs: int, steps: int, state_bytes: int, out: Path) -> None:
+    """Native-shape rows written by DuckDB (when synth.py is not available)."""
+    import duckdb
+
+    out.mkdir(parents=True, exist_ok=True)
+    pad = max(state_bytes - 200, 0)
+    duckdb.sql(f"""
+        COPY (SELECT printf('run-%07d', r) AS run_id, s AS step_index, 3 AS schema_version,
+                     strftime(TIMESTAMP '2026-11-01 08:00:00' + INTERVAL (r * 60 + s) SECOND,
+                              '%Y-%m-%dT%H:%M:%S+00:00') AS created_at,
+                     json_object('run', r, 'step', s, 'phase', 'p' || (s % 7),
+                                 'notes', repeat('note ', {pad // 5})) AS working_state,
+                     137 * (s + 1) AS tokens_spent, s + 1 AS steps_spent,
+                     1500 * (s + 1) AS wall_clock_ms, '[]' AS pending_effects,
+                     'model-2026-11' AS model_version, '{{}}' AS tool_versions,
+                     json_object('agent', 'agent-' || (r % 7)) AS metadata
+              FROM range({runs}) t(r), range({steps}) u(s) ORDER BY r, s)
+        TO '{out}/part-0.parquet' (FORMAT parquet)""")
+
+
 def _write_large(path: Path) -> Path:
     path.unlink(missing_ok=True)
     con = sqlite3.connect(path)
-    con.execute(synth.CHECKPOINT_DDL)
-    marks = ", ".join("?" for _ in synth.COLUMNS)
+    con.execute(DDL)
+    marks = ", ".join("?" for _ in COLUMNS)
     con.executemany(f"INSERT INTO checkpoints VALUES ({marks})", _large_rows())
     con.commit()
     con.close()
@@ -117,7 +158,10 @@ def build_store(runs: int, steps: int, state_bytes: int) -> Path:
     parquet = DATA / f"{name}_parquet"
     if not (parquet / "checkpoints").exists():
         t0 = time.perf_counter()
-        synth.write(synth.Spec(runs, steps, state_bytes), None, parquet)
+        if synth is not None:
+            synth.write(synth.Spec(runs, steps, state_bytes), None, parquet)
+        else:
+            _duckdb_rows(runs, steps, state_bytes, parquet / "checkpoints")
         print(
             f"generated {runs * steps:,} checkpoints in {time.perf_counter() - t0:.0f} s",
             file=sys.stderr,
