@@ -8,6 +8,8 @@ traceback. ``--json`` output is one JSON document on stdout with stable keys.
 from __future__ import annotations
 
 import functools
+import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -113,12 +115,27 @@ def open_store(store_path: str | None, read_only: bool = True) -> Iterator[Store
 
 def emit_json(doc: Any) -> None:
     """Print one JSON document (datetimes as ISO 8601, keys in a stable order)."""
-    sys.stdout.write(
-        orjson.dumps(
+    try:
+        text = orjson.dumps(
             doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=_default
         ).decode()
-        + "\n"
-    )
+    except orjson.JSONEncodeError:
+        # an integer beyond 64 bits (a state written with one): the standard library
+        # prints it exactly; non-finite floats become null, as orjson prints them
+        text = json.dumps(_finite(doc), indent=2, default=_default, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if hasattr(value, "to_dict"):
+        return _finite(value.to_dict())
+    return value
 
 
 def _default(obj: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -24,8 +26,24 @@ _CKPT_COLS = (
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
 
 
+_BEYOND_64_BITS = re.compile(r"\d{20}|-\d{19}")
+"""Digit runs orjson would read as a float (it keeps integers exact only within 64 bits)."""
+
+
 def _loads(text: str | None, default: Any = None) -> Any:
-    return default if text is None else orjson.loads(text)
+    """Parse stored JSON exactly as written.
+
+    orjson is fast but turns integers beyond 64 bits into floats and refuses NaN, Infinity
+    and 1e400 (which DuckDB accepts); such documents are parsed by the standard library.
+    """
+    if text is None:
+        return default
+    if _BEYOND_64_BITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:

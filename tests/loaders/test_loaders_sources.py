@@ -193,3 +193,22 @@ def test_a_relative_glob_is_recorded_as_an_absolute_location(
     monkeypatch.chdir(tmp_path)
     again = stepscope_json("import", "src/part-*.parquet", "--store", tmp_path / "s.duckdb")
     assert again["location"] == report["location"]
+
+
+def test_numbers_beyond_64_bits_and_non_finite_values_come_back(tmp_path: Path) -> None:
+    big = 123456789012345678901234567890
+    states = [
+        f'{{"id": {big}, "neg": -{2**63 + 1}, "ns": 1730455200000000000, "x": 0.1}}',
+        '{"inf": 1e400, "nan": NaN, "text": "naïve ☃"}',
+    ]
+    rows = [dict(native_rows(1, 2)[s], working_state=states[s]) for s in range(2)]
+    stepscope_json("import", write_native_sqlite(tmp_path / "n.sqlite", rows))
+    first = stepscope_json("show", "run-0", "--step", "0")["checkpoint"]["working_state"]
+    assert first == {"id": big, "neg": -(2**63 + 1), "ns": 1730455200000000000, "x": 0.1}
+    assert type(first["id"]) is int
+    second = stepscope_json("show", "run-0", "--step", "1")["checkpoint"]["working_state"]
+    assert second == {"inf": None, "nan": None, "text": "naïve ☃"}  # JSON has no inf/NaN
+    with debugger.open("stepscope.duckdb") as store:
+        state = store.checkpoint("run-0", 1).working_state
+        assert state["inf"] == float("inf") and state["nan"] != state["nan"]
+        assert store.checkpoint("run-0", 0).working_state["id"] == big
