@@ -99,6 +99,10 @@ REASONS: dict[str, list[str]] = {
     "checkpoints": [
         *_required_text("run_id"),
         *_int_check("step_index", True, False),
+        # lookup_key keeps 32 bits for the step: a larger one would land in another run
+        f"WHEN NOT (TRY_CAST(CAST(step_index AS VARCHAR) AS BIGINT) "
+        f"BETWEEN {-STEP_OFFSET} AND {STEP_OFFSET - 1}) "
+        f"THEN 'step_index out of range: ' || CAST(step_index AS VARCHAR)",
         *_json_check("working_state", True, None),
         *_int_check("schema_version", False, True),
         *_ts_check("created_at"),

@@ -94,9 +94,11 @@ def checkpoint(
         row = con.execute(sql, [run_id, checkpoint_id]).fetchone()
         what = f"checkpoint {checkpoint_id!r}"
     elif step is not None:
-        key = num * RUN_SHIFT + step + STEP_OFFSET
-        sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.lookup_key = ? {order}"
-        row = con.execute(sql, [key]).fetchone()
+        row = None
+        if -STEP_OFFSET <= step < STEP_OFFSET:  # no step outside 32 bits is ever stored
+            key = num * RUN_SHIFT + step + STEP_OFFSET
+            sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.lookup_key = ? {order}"
+            row = con.execute(sql, [key]).fetchone()
         what = f"step {step}"
     else:
         head = con.execute(

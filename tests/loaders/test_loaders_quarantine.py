@@ -30,6 +30,7 @@ BAD_ROWS: dict[str, dict[str, Any]] = {
     "negative wall_clock_ms: -1": bad(step_index=13, wall_clock_ms=-1),
     "step_index is not an integer: abc": bad(step_index="abc"),
     "step_index is not an integer: 12.5": bad(step_index=12.5),
+    "step_index out of range: 4294967296": bad(step_index=2**32),
     "created_at is not a timestamp: yesterday": bad(step_index=14, created_at="yesterday"),
     "pending_effects is not a JSON array": bad(step_index=15, pending_effects='{"x": 1}'),
     "metadata is not a JSON object": bad(step_index=16, metadata="[1, 2]"),
@@ -149,3 +150,25 @@ def test_a_grown_parquet_dataset_does_not_duplicate_quarantine(tmp_path: Path) -
     assert grown == {"read": 6, "imported": 3, "already_present": 2, "quarantined": 1}
     with debugger.open("stepscope.duckdb") as store:
         assert list(store.quarantine()["reason"]) == ["negative tokens_spent: -1"]
+
+
+def test_a_step_beyond_32_bits_cannot_shadow_another_run(tmp_path: Path) -> None:
+    # the store's lookup key keeps 32 bits for the step: step 2**32 of one run would have
+    # been found as step 0 of the next run
+    path = tmp_path / "steps.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE checkpoints (run_id TEXT, step_index INTEGER, working_state TEXT)")
+    con.executemany(
+        "INSERT INTO checkpoints VALUES (?, ?, ?)",
+        [("a", 0, '{"run": "a"}'), ("b", 0, '{"run": "b"}'), ("a", 2**32, '{"run": "a-far"}'),
+         ("a", -(2**31), '{"run": "a-lowest"}')],
+    )  # fmt: skip
+    con.commit()
+    con.close()
+    report = stepscope_json("import", path)
+    assert report["quarantine_reasons"] == {"step_index out of range: 4294967296": 1}
+    with debugger.open("stepscope.duckdb") as store:
+        assert store.checkpoint("b", 0).working_state == {"run": "b"}
+        assert store.checkpoint("a", -(2**31)).working_state == {"run": "a-lowest"}
+    result = stepscope("show", "a", "--step", str(2**32))
+    assert result.exit_code == 2 and "has no step 4294967296" in result.stderr
