@@ -190,6 +190,12 @@ def page() -> None:
         return
     widgets.run_header(run)
     findings = _findings(run_id)
+    with st.popover("Diff options", icon=":material/tune:"):
+        st.text_input(
+            "Ignore paths (comma separated)",
+            key="timeline_ignore",
+            placeholder="root['updated_at'], root['trace_id']",
+        )
     _navigator(run_id, findings)
     st.divider()
     st.subheader("Budgets over the run")
@@ -200,9 +206,3 @@ def page() -> None:
     tree = guarded(fork_tree.fork_tree, store, run_id)
     if tree is not None:
         widgets.fork_tree(tree)
-    with st.popover("Diff options"):
-        st.text_input(
-            "Ignore paths (comma separated)",
-            key="timeline_ignore",
-            placeholder="root['updated_at'], root['trace_id']",
-        )
