@@ -71,10 +71,15 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(path, read_only=read_only)
     except duckdb.IOException as e:
         text = str(e)
-        if "lock" in text.lower():
+        if "lock" in text.lower() and read_only:
             raise StoreError(
                 f"the store {path} is open for writing in another process",
-                "wait for that import to finish, or close the app or notebook that holds it",
+                "wait for that import to finish, or close the notebook that holds it",
+            ) from e
+        if "lock" in text.lower():  # any other process, even a reader such as the app
+            raise StoreError(
+                f"the store {path} is open in another process",
+                "close the app, notebook or import that holds it, or use another --store",
             ) from e
         raise StoreError(f"cannot open the store {path}: {text.splitlines()[0]}",
                          "check the path, or pass another --store") from e  # fmt: skip

@@ -184,9 +184,10 @@ def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(tmp_path: Path) 
     )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        for read_only in (False, True):
-            with pytest.raises(StoreError, match="open for writing in another process"):
-                Store.open(path, read_only=read_only)
+        with pytest.raises(StoreError, match="open for writing in another process"):
+            Store.open(path, read_only=True)
+        with pytest.raises(StoreError, match="is open in another process"):
+            Store.open(path, read_only=False)
         result = stepscope("runs", "--store", path)
         assert result.exit_code == 2 and result.stderr.count("\n") == 1
         assert "another process" in result.stderr
@@ -194,3 +195,23 @@ def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(tmp_path: Path) 
         holder.communicate("", timeout=30)
     with debugger.open(path) as store:  # released
         assert store.runs().empty
+
+
+def test_importing_into_a_store_the_app_reads_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    Store.open(path).close()
+    repo = Path(__file__).resolve().parents[2]
+    reader = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.replace("Store.open(sys.argv[1])",
+                                              "Store.open(sys.argv[1], read_only=True)"),
+         str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=repo,
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+        src = write_native_sqlite(tmp_path / "n.sqlite", native_rows())
+        result = stepscope("import", src, "--store", path)
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1
+        assert "is open in another process" in result.stderr and "close the app" in result.stderr
+    finally:
+        reader.communicate("", timeout=30)
