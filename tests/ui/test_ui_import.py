@@ -1,4 +1,5 @@
-"""The Import page: a path, an upload, the report with quarantine, and a locked store."""
+"""The Import page: a path, an upload, a Postgres URL, the report with quarantine, and a
+locked store."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from sample_checkpoints import DATA_DIR
 from tests.fixtures.native import native_rows, write_native_sqlite
@@ -70,3 +73,19 @@ def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path)
         assert len(errors) == 1 and "another process" in errors[0] and "Hint:" in errors[0]
     finally:
         holder.communicate("")
+
+
+@pytest.mark.postgres
+def test_import_a_postgres_url(tmp_path: Path) -> None:
+    from tests.fixtures.pg import database_for, write_native_postgres
+
+    url = write_native_postgres(database_for(tmp_path), native_rows(runs=2, steps=3), [], [])
+    store = tmp_path / "pg.duckdb"
+    at = open_app(store, "import")
+    at.radio(key="import_kind").set_value("A Postgres URL").run()
+    at.text_input(key="import_url").set_value(url).run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and not at.error
+    page = texts(at)
+    assert "read 6 rows = 6 imported + 0 already present + 0 quarantined" in page
+    assert "postgres (native)" in page and "password" not in page
