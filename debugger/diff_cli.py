@@ -45,9 +45,9 @@ def register(main: click.Group) -> None:
 
         \b
         Examples:
-          stepscope diff crash-at-step-7:6 crash-at-step-7:7
-          stepscope diff crash-at-step-7:7 crash-resumed:7 --json
-          stepscope diff clean-completed:3 tool-timeout:3 --ignore "root[**]['ts']"
+          stepscope diff crash-at-step-7:5 crash-at-step-7:6
+          stepscope diff crash-at-step-7:6 crash-resumed:7 --json
+          stepscope diff clean-completed:6 tool-timeout:6 --ignore "root['log']"
         """
         parse_spec(old), parse_spec(new)  # bad syntax fails before the store opens
         with open_store(store_path) as store:

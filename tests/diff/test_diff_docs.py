@@ -67,3 +67,15 @@ def test_console_examples_match(sample_store: Path) -> None:
         assert len(got) == len(want), (command, got)
         for g, w in zip(got, want, strict=True):
             assert re.fullmatch(".*".join(map(re.escape, w.split("..."))), g.rstrip()), (g, w)
+
+
+def test_help_examples_run(sample_store: Path) -> None:
+    help_text = CliRunner().invoke(main, ["diff", "--help"]).output
+    lines = [
+        ln.strip() for ln in help_text.splitlines() if ln.strip().startswith("stepscope diff ")
+    ]
+    assert len(lines) >= 3
+    for line in lines:
+        args = shlex.split(line)[1:]
+        result = CliRunner().invoke(main, [*args, "--store", str(sample_store)])
+        assert result.exit_code == 0, (line, result.output)
