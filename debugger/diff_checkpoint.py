@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import orjson
 
-from debugger.diff_states import PathPattern, StateDiff, count_by_kind, diff_states
+from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
 from debugger.model import Checkpoint
 
 EffectChangeKind = Literal["added", "removed", "status_changed", "changed"]
@@ -165,8 +165,8 @@ class CheckpointDiff:
 def diff_checkpoints(
     a: Checkpoint,
     b: Checkpoint,
-    ignore_paths: Iterable[PathPattern] = (),
-    ignore_order: Iterable[PathPattern] = (),
+    ignore_paths: Patterns = (),
+    ignore_order: Patterns = (),
 ) -> CheckpointDiff:
     """Diff two checkpoints: state rows plus budgets, pending effects and metadata.
 
@@ -179,7 +179,7 @@ def diff_checkpoints(
     Returns:
         The :class:`CheckpointDiff`.
     """
-    ignore_paths, ignore_order = list(ignore_paths), list(ignore_order)
+    ignore_paths, ignore_order = as_patterns(ignore_paths), as_patterns(ignore_order)
     return CheckpointDiff(
         a=CheckpointRef.of(a),
         b=CheckpointRef.of(b),

@@ -11,12 +11,11 @@ first ``@`` to the last) and :func:`load_checkpoint` takes the first whose run e
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from debugger.diff_checkpoint import CheckpointDiff, diff_checkpoints
-from debugger.diff_states import PathPattern
+from debugger.diff_states import Patterns
 from debugger.errors import NotFound, StepscopeError
 from debugger.model import Checkpoint
 
@@ -109,8 +108,8 @@ def diff_refs(
     store: Store,
     a: CheckpointSpec | str,
     b: CheckpointSpec | str,
-    ignore_paths: Iterable[PathPattern] = (),
-    ignore_order: Iterable[PathPattern] = (),
+    ignore_paths: Patterns = (),
+    ignore_order: Patterns = (),
 ) -> CheckpointDiff:
     """Diff two checkpoints named by reference (``"crash-at-step-7:6"``, ``"run@ckpt"``)."""
     return diff_checkpoints(

@@ -22,6 +22,8 @@ from debugger.errors import StepscopeError
 PathPattern = str | re.Pattern[str]
 """An exact DeepDiff path, a glob (``root['messages'][*]['ts']``, ``root[**]['ts']``), or a
 regular expression (a compiled pattern, or a string starting with ``re:``)."""
+Patterns = Iterable[PathPattern] | PathPattern
+"""Several patterns, or one on its own."""
 
 
 class DiffOptionError(StepscopeError):
@@ -73,9 +75,7 @@ class DiffOptions:
     order_regexes: tuple[re.Pattern[str], ...] = ()
 
     @classmethod
-    def build(
-        cls, ignore_paths: Iterable[PathPattern] = (), ignore_order: Iterable[PathPattern] = ()
-    ) -> DiffOptions:
+    def build(cls, ignore_paths: Patterns = (), ignore_order: Patterns = ()) -> DiffOptions:
         """Split patterns into DeepDiff's exact/glob paths and regular expressions.
 
         Raises:
@@ -128,9 +128,15 @@ class DiffOptions:
         return kwargs
 
 
-def _split(patterns: Iterable[PathPattern]) -> tuple[list[str], list[re.Pattern[str]]]:
+def as_patterns(patterns: Patterns) -> list[PathPattern]:
+    """A list of patterns; one pattern given alone (a str is iterable too) becomes a list."""
     if isinstance(patterns, (str, re.Pattern)):
-        patterns = [patterns]
+        return [patterns]
+    return list(patterns)
+
+
+def _split(patterns: Patterns) -> tuple[list[str], list[re.Pattern[str]]]:
+    patterns = as_patterns(patterns)
     paths: list[str] = []
     regexes: list[re.Pattern[str]] = []
     for p in patterns:
@@ -166,8 +172,8 @@ class _PrunedDeepDiff(DeepDiff):  # type: ignore[misc]
 def diff_states(
     old: Any,
     new: Any,
-    ignore_paths: Iterable[PathPattern] = (),
-    ignore_order: Iterable[PathPattern] = (),
+    ignore_paths: Patterns = (),
+    ignore_order: Patterns = (),
 ) -> StateDiff:
     """The differences between two working states, exactly as plain DeepDiff reports them.
 
@@ -203,8 +209,8 @@ def diff_states(
 def plain_deepdiff_rows(
     old: Any,
     new: Any,
-    ignore_paths: Iterable[PathPattern] = (),
-    ignore_order: Iterable[PathPattern] = (),
+    ignore_paths: Patterns = (),
+    ignore_order: Patterns = (),
 ) -> StateDiff:
     """Plain DeepDiff on the whole pair, as rows: the reference :func:`diff_states` matches.
 

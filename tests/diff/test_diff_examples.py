@@ -162,6 +162,15 @@ def test_checkpoint_diff_covers_budgets_effects_and_metadata() -> None:
     assert not d.is_empty and "1 state changes" in d.summary()
 
 
+def test_a_single_pattern_may_be_given_without_a_list() -> None:
+    a = ckpt(1, {"ts": 1, "x": 1}, [])
+    b = ckpt(2, {"ts": 2, "x": 2}, [])
+    assert [r.path for r in diff_checkpoints(a, b, ignore_paths="root['ts']").state] == [
+        "root['x']"
+    ]
+    assert [r.path for r in diff_states({"ts": 1}, {"ts": 2}, ignore_paths=re.compile("ts"))] == []
+
+
 def test_checkpoint_diff_of_a_checkpoint_with_itself_is_empty() -> None:
     a = ckpt(3, {"x": [1, 2]}, [refund("k", "pending")])
     d = diff_checkpoints(a, a)
