@@ -1,0 +1,211 @@
+"""Read latency of a large store: one checkpoint, one 1 MB state, the runs listing.
+
+Builds (once; kept in ``benchmarks/data/``) a store of 1,000,000 checkpoints of ~2 KB state
+plus a few runs whose states are ~1 MB, through Stepscope's own import of a synthetic
+Parquet dataset (``benchmarks/synth.py``). Then, on a read-only open:
+
+- ``store.checkpoint(run, step)``: fetched and parsed into a Checkpoint, random (run, step);
+- the same for the ~1 MB states (stored uncompressed in ``large_states``);
+- ``store.runs()``: every run with its aggregates, as a DataFrame;
+- the plan: ``EXPLAIN ANALYZE`` of the lookup by ``lookup_key`` (the indexed BIGINT) against
+  the naive ``WHERE run_id = ? AND step_index = ?``, with both timed in the same run.
+
+Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import synth  # noqa: E402
+
+from debugger.store import Store  # noqa: E402
+from debugger.store.reads import runs_now  # noqa: E402
+from debugger.store.schema import RUN_SHIFT, STEP_OFFSET  # noqa: E402
+from loaders.base import import_source  # noqa: E402
+
+LARGE_RUNS = 3
+LARGE_STEPS = 4
+
+
+def load() -> str:
+    """The 1/5/15-minute load averages (the machine is shared)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def build(spec: synth.Spec, name: str, rebuild: bool) -> Path:
+    """The store for ``spec``, imported by Stepscope from a synthetic Parquet dataset."""
+    store = DATA / f"{name}.duckdb"
+    if store.exists() and not rebuild:
+        return store
+    parquet = DATA / f"{name}_parquet"
+    print(f"generating {spec.total:,} checkpoints ...", file=sys.stderr)
+    synth.write(spec, None, parquet)
+    for p in (store, Path(f"{store}.wal")):
+        p.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    with Store.open(store) as s:
+        report = import_source(s, str(parquet))
+    seconds = time.perf_counter() - t0
+    print(f"imported {report.total.imported:,} rows in {seconds:.0f} s "
+          f"({report.total.imported / seconds:,.0f} rows/s, load {load()})",
+          file=sys.stderr)  # fmt: skip
+    return store
+
+
+def timed(fn: Callable[[], Any], n: int) -> list[float]:
+    """Milliseconds of ``n`` calls (after two warm-up calls)."""
+    fn()
+    fn()
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def pct(ms: list[float], q: float) -> float:
+    """The q-quantile (0..1) of the samples."""
+    s = sorted(ms)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def plan_summary(con: Any, sql: str) -> str:
+    """EXPLAIN ANALYZE of a query, reduced to each table scan's type and row groups read.
+
+    Plain EXPLAIN is misleading here (it shows a filter the optimiser may not use as an
+    index); EXPLAIN ANALYZE reports what ran.
+    """
+    text = con.execute(f"EXPLAIN ANALYZE {sql}").fetchall()[0][1]
+    flat = re.sub(r"[│╭╮╰╯─┬┴┌┐└┘├┤┒┎┚┖┰┸]", " ", text)
+    scans = re.findall(
+        r"Table:\s*(\S+).*?Type:\s*([A-Za-z ]+?Scan).*?Row Groups Scanned:\s*(\d+\s*/\s*\d+)",
+        flat,
+        flags=re.S,
+    )
+    total = re.search(r"Total Time:\s*([\d.]+)s", flat)
+    parts = [f"{t.split('.')[-1]}: {kind}, row groups scanned {rg}" for t, kind, rg in scans]
+    ms = f"{float(total.group(1)) * 1000:.2f} ms" if total else "?"
+    return f"{'; '.join(parts) or 'no table scan found'} (EXPLAIN ANALYZE total {ms})"
+
+
+def bench(path: Path, lookups: int) -> tuple[str, str]:
+    """Run the measurements; return the markdown table and the plan evidence."""
+    rng = random.Random(11)
+    with Store.open(path, read_only=True) as store:
+        con = store.con
+        runs = con.execute(
+            "SELECT run_id, first_step, last_step FROM runs WHERE run_id LIKE 'run-%'"
+        ).fetchall()
+        large = con.execute(
+            "SELECT run_id, first_step, last_step FROM runs WHERE run_id LIKE 'large-%'"
+        ).fetchall()
+        picks = [(r, rng.randint(a, b)) for r, a, b in rng.choices(runs, k=lookups + 2)]
+        it = iter(picks)
+
+        def point() -> None:
+            run_id, step = next(it)
+            ckpt = store.checkpoint(run_id, step)
+            assert ckpt.step_index == step
+
+        big_it = iter([(r, rng.randint(a, b)) for r, a, b in rng.choices(large, k=52)])
+
+        def big() -> None:
+            run_id, step = next(big_it)
+            assert store.checkpoint(run_id, step).state_bytes > 500_000
+
+        naive_it = iter(picks)
+
+        def naive() -> None:
+            run_id, step = next(naive_it)
+            row = con.execute(
+                "SELECT * FROM checkpoints WHERE run_id = ? AND step_index = ?", [run_id, step]
+            ).fetchone()
+            assert row is not None
+
+        listing = (
+            "SELECT run_id, agent, status, status_reason, first_step, last_step, "
+            "checkpoint_count, first_at, last_at, tokens_spent, steps_spent, wall_clock_ms, "
+            "CAST(limits AS VARCHAR) AS limits, CAST(model_versions AS VARCHAR) AS "
+            "model_versions, last_error, pending_count, replay_of, replay_from_step "
+            f"FROM {runs_now()} ORDER BY last_at DESC NULLS LAST, run_id"
+        )
+
+        def listing_arrow() -> None:
+            con.sql(listing).to_arrow_table().to_pandas()
+
+        results = {
+            "checkpoint(run, step), ~2 KB, fetched and parsed": (timed(point, lookups), 5),
+            "checkpoint(run, step), ~1 MB state": (timed(big, 50), 15),
+            "runs() listing with aggregates": (timed(store.runs, 30), 50),
+            "the same listing SQL through Arrow -> pandas (not .df())": (
+                timed(listing_arrow, 30), None),
+            "naive SELECT * FROM checkpoints WHERE run_id=? AND step_index=?": (
+                timed(naive, min(lookups, 100)), None),
+        }  # fmt: skip
+        n_runs = len(store.runs())
+        total = con.execute("SELECT count(*) FROM checkpoint_rows").fetchone()
+        run_id, step = picks[0]
+        num = con.execute("SELECT run_num FROM run_keys WHERE run_id = ?", [run_id]).fetchone()
+        assert num is not None and total is not None
+        key = num[0] * RUN_SHIFT + step + STEP_OFFSET
+        indexed = plan_summary(con, f"SELECT * FROM checkpoint_rows WHERE lookup_key = {key}")
+        naive_plan = plan_summary(
+            con, f"SELECT * FROM checkpoint_rows WHERE run_id = '{run_id}' AND step_index = {step}"
+        )
+    lines = [
+        f"Store: {total[0]:,} checkpoints, {n_runs:,} runs, file "
+        f"{path.stat().st_size / 2**20:,.0f} MiB; load {load()}",
+        "",
+        "| read | n | p50 ms | p95 ms | target p95 | met |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for name, (ms, target) in results.items():
+        p95 = pct(ms, 0.95)
+        met = "" if target is None else ("yes" if p95 < target else "no")
+        tgt = "" if target is None else f"< {target}"
+        lines.append(f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95:.2f} | "
+                     f"{tgt} | {met} |")  # fmt: skip
+    plans = (
+        f"- `WHERE lookup_key = {key}` (what store.checkpoint runs): {indexed}\n"
+        f"- `WHERE run_id = '{run_id}' AND step_index = {step}` (naive): {naive_plan}"
+    )
+    return "\n".join(lines), plans
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``--quick`` for 100k checkpoints, ``--rebuild`` to re-import."""
+    p = argparse.ArgumentParser(description="Stepscope store read benchmark")
+    p.add_argument("--quick", action="store_true", help="100,000 checkpoints")
+    p.add_argument("--rebuild", action="store_true", help="regenerate and re-import the store")
+    p.add_argument("--lookups", type=int, default=300, help="random point lookups")
+    a = p.parse_args(argv)
+    DATA.mkdir(exist_ok=True)
+    runs = 1_000 if a.quick else 10_000
+    spec = synth.Spec(runs=runs, steps=100, state_bytes=2048, large_runs=LARGE_RUNS,
+                      large_steps=LARGE_STEPS, large_bytes=1024 * 1024)  # fmt: skip
+    path = build(spec, "store100k" if a.quick else "store1m", a.rebuild)
+    table, plans = bench(path, a.lookups)
+    print(table)
+    print()
+    print(plans)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
