@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 
@@ -26,8 +25,11 @@ _CKPT_COLS = (
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
 
 
-_BEYOND_64_BITS = re.compile(r"\d{20}|-\d{19}")
-"""Digit runs orjson would read as a float (it keeps integers exact only within 64 bits)."""
+_DIGITS = str.maketrans("0123456789-", "ddddddddddd")
+_LONG_NUMBER = "d" * 20
+"""20 digits (or a minus and 19): a number orjson may turn into a float, as it keeps integers
+exact only within 64 bits. Found with str.translate, which is several times faster than a
+regular expression over a digit-heavy 1 MB state."""
 
 
 def _loads(text: str | None, default: Any = None) -> Any:
@@ -38,7 +40,7 @@ def _loads(text: str | None, default: Any = None) -> Any:
     """
     if text is None:
         return default
-    if _BEYOND_64_BITS.search(text) is None:
+    if _LONG_NUMBER not in text.translate(_DIGITS):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
