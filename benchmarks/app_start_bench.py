@@ -17,7 +17,9 @@ The peer is ``streamlit run`` of a one-line script (the floor any Streamlit app 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -80,12 +82,13 @@ def _server(cmd: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
     started = time.perf_counter()
     try:
         yield proc, started
-    finally:
-        proc.terminate()
+    finally:  # the whole group: `stepscope app` runs Streamlit as a child process
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def one_start(cmd: list[str], port: int, browser: Any, ready_text: str) -> dict[str, float]:

@@ -8,6 +8,9 @@ saves the screenshot used in docs/app.md.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -58,6 +61,16 @@ def _wait_healthy(base: str, server: subprocess.Popen[bytes], timeout: float = 6
     raise TimeoutError(f"the app did not answer {base}/_stcore/health in {timeout} s")
 
 
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """Stop ``stepscope app`` and the Streamlit server it started: its whole process group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``stepscope app`` on a fresh demo store, on a free port; stopped after the tests."""
@@ -87,11 +100,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _wait_healthy(base, server)
         yield base
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
 
 
 def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(app_url: str) -> None:
