@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         if browser is not None:
             browser.close()
             pw.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"\n{repeats} starts each; load average {os.getloadavg()[0]:.1f}\n")
     print("| server | health s | page (HTML) s | rendered in Chromium s |")
     print("|---|---:|---:|---:|")
