@@ -211,7 +211,7 @@ def measure_run(store: Store, run_id: str, repeats: int, naive_steps: int) -> di
         return pages_data.step_view(store, run_id, checkpoint_id=cid, refs=refs).to_json()
 
     def forget() -> None:
-        pages_data.step.clear_recent()
+        pages_data.recent.clear_recent()
 
     out: dict[str, list[float]] = {
         k: [] for k in ("fwd", "fwd_cpu", "jump", "jump_cpu", "hit", "bytes")

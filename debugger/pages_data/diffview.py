@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from debugger.diff import CheckpointSpec, diff_refs
+from debugger.pages_data.recent import gc_paused
 from debugger.pages_data.step import diff_rows, preview
 from debugger.store import Store
 
@@ -36,7 +37,8 @@ def diff_view(
         NotFound: a run, step or checkpoint does not exist.
         DiffOptionError: an ignore pattern is malformed.
     """
-    cd = diff_refs(store, a, b, ignore_paths, ignore_order)
+    with gc_paused():
+        cd = diff_refs(store, a, b, ignore_paths, ignore_order)
     shown = cd.state[:limit]
     return {
         "a": cd.a.to_dict(),

@@ -9,8 +9,6 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,6 +17,7 @@ import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.model import Checkpoint, Effect, ToolCall
+from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
 
 PREVIEW_CHARS = 240
@@ -292,47 +291,9 @@ def step_view(
     if step is not None and checkpoint_id is None and refs[pos].step_index != step:
         store.checkpoint(run_id, step)  # the step does not exist: raises NotFound
     prev_ref = previous_ref(refs, pos)
-    prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
-    return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
-
-
-RECENT_CHECKPOINTS = 4
-"""Parsed checkpoints kept in memory: stepping forward reuses the step it left as the
-previous one, so a step change reads and parses one checkpoint, not two."""
-_recent: OrderedDict[tuple[str, str, str, str], Checkpoint] = OrderedDict()
-_recent_lock = threading.Lock()
-
-
-def clear_recent() -> None:
-    """Forget the recent checkpoints (benchmarks measure a cold read with it)."""
-    with _recent_lock:
-        _recent.clear()
-
-
-def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Checkpoint:
-    """Read the checkpoint of ``ref``: from the recent ones, else by step (an indexed point
-    read) when it is alone at its step, else by checkpoint id.
-
-    Recent checkpoints are keyed by store file, run, checkpoint id and state hash, so a
-    different store or a rewritten checkpoint is never served from memory. Checkpoints are
-    frozen; callers must not mutate their working state.
-    """
-    key = (store.path, run_id, ref.checkpoint_id, ref.state_hash)
-    with _recent_lock:
-        if key in _recent and ref.state_hash:
-            _recent.move_to_end(key)
-            return _recent[key]
-    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
-    if alone:
-        ckpt = store.checkpoint(run_id, step=ref.step_index)
-    else:
-        ckpt = store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
-    if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
-        with _recent_lock:
-            _recent[key] = ckpt
-            while len(_recent) > RECENT_CHECKPOINTS:
-                _recent.popitem(last=False)
-    return ckpt
+    with gc_paused():
+        prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
+        return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
 
 
 def view_of(

@@ -1,0 +1,78 @@
+"""Keeping a step change cheap: the last few parsed checkpoints, and no GC while parsing.
+
+Stepping forward compares the new step with the one just left, so keeping the last few
+parsed checkpoints means a step change reads and parses one checkpoint, not two.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from debugger.model import Checkpoint
+from debugger.store import Store
+
+if TYPE_CHECKING:
+    from debugger.pages_data.step import StepRef
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a step's view is built.
+
+    Parsing and diffing a 1 MB state allocates some 100,000 dicts and lists, and every burst
+    of allocations triggers collections that traverse them, and the parsed states kept for
+    stepping make the older generations large: measured, a 1 MB step took 82 ms with the
+    collector running and 35-46 ms without. Parsed JSON has no reference cycles, so nothing
+    is lost by collecting afterwards. Only re-enabled if it was enabled (threads may nest).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+RECENT_CHECKPOINTS = 4
+"""Parsed checkpoints kept in memory: stepping forward reuses the step it left as the
+previous one, so a step change reads and parses one checkpoint, not two."""
+_recent: OrderedDict[tuple[str, str, str, str], Checkpoint] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def clear_recent() -> None:
+    """Forget the recent checkpoints (benchmarks measure a cold read with it)."""
+    with _recent_lock:
+        _recent.clear()
+
+
+def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Checkpoint:
+    """Read the checkpoint of ``ref``: from the recent ones, else by step (an indexed point
+    read) when it is alone at its step, else by checkpoint id.
+
+    Recent checkpoints are keyed by store file, run, checkpoint id and state hash, so a
+    different store or a rewritten checkpoint is never served from memory. Checkpoints are
+    frozen; callers must not mutate their working state.
+    """
+    key = (store.path, run_id, ref.checkpoint_id, ref.state_hash)
+    with _recent_lock:
+        if key in _recent and ref.state_hash:
+            _recent.move_to_end(key)
+            return _recent[key]
+    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
+    if alone:
+        ckpt = store.checkpoint(run_id, step=ref.step_index)
+    else:
+        ckpt = store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
+    if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
+        with _recent_lock:
+            _recent[key] = ckpt
+            while len(_recent) > RECENT_CHECKPOINTS:
+                _recent.popitem(last=False)
+    return ckpt
