@@ -135,7 +135,7 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
         spec = dict(spec)
         source_table = spec.pop("table", None)
         if not source_table:
-            raise MappingError(f"[{table}] needs table = \"...\"", "name the source table")
+            raise MappingError(f'[{table}] needs table = "..."', "name the source table")
         bad = set(spec) - set(TABLE_COLUMNS[table])
         if bad:
             raise MappingError(

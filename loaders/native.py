@@ -74,4 +74,3 @@ class NativeFlavour(Flavour):
             select_sql=projection(table, sources, schema, "CAST(NULL AS VARCHAR)"),
             total=reader.count(table),
         )
-

@@ -103,6 +103,7 @@ class Store:
         self.con = con
         self.path = path
         self.read_only = read_only
+        self._run_nums: dict[str, int] = {}  # run numbers never change once given
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
@@ -184,7 +185,7 @@ class Store:
         self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
     ) -> Checkpoint:
         """One checkpoint by step (newest at that step), by id, or the head if neither."""
-        return reads.checkpoint(self.con, run_id, step, checkpoint_id)
+        return reads.checkpoint(self.con, run_id, step, checkpoint_id, self._run_nums)
 
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
         """All checkpoints of a run, in write order."""

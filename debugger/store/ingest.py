@@ -153,30 +153,30 @@ def _json(col: str, default: str | None = None) -> str:
 # Typed, canonical values of a valid row; `s` is the staged relation.
 TYPED: dict[str, str] = {
     "checkpoints": f"""
-        {_text('run_id')} AS run_id, {_text('parent_id')} AS parent_id,
-        {_int('step_index')} AS step_index, {_int('schema_version')} AS schema_version,
-        {_ts('created_at')} AS created_at, CAST(working_state AS VARCHAR) AS ws,
-        coalesce({_int('tokens_spent')}, 0) AS tokens_spent,
-        coalesce({_int('steps_spent')}, 0) AS steps_spent,
-        coalesce({_int('wall_clock_ms')}, 0) AS wall_clock_ms,
-        {_json('pending_effects', '[]')} AS pending_effects,
-        {_text('model_version')} AS model_version,
-        {_json('tool_versions', '{}')} AS tool_versions,
-        {_json('metadata', '{}')} AS metadata,
-        {_text('checkpoint_id')} AS given_id""",
+        {_text("run_id")} AS run_id, {_text("parent_id")} AS parent_id,
+        {_int("step_index")} AS step_index, {_int("schema_version")} AS schema_version,
+        {_ts("created_at")} AS created_at, CAST(working_state AS VARCHAR) AS ws,
+        coalesce({_int("tokens_spent")}, 0) AS tokens_spent,
+        coalesce({_int("steps_spent")}, 0) AS steps_spent,
+        coalesce({_int("wall_clock_ms")}, 0) AS wall_clock_ms,
+        {_json("pending_effects", "[]")} AS pending_effects,
+        {_text("model_version")} AS model_version,
+        {_json("tool_versions", "{}")} AS tool_versions,
+        {_json("metadata", "{}")} AS metadata,
+        {_text("checkpoint_id")} AS given_id""",
     "effects": f"""
-        {_text('run_id')} AS run_id, {_int('step_index')} AS step_index,
-        {_text('idempotency_key')} AS idempotency_key, {_text('tool')} AS tool,
-        {_json('args')} AS args, lower(CAST(status AS VARCHAR)) AS status,
-        {_json('result')} AS result, {_ts('created_at')} AS created_at,
-        {_text('effect_id')} AS given_id""",
+        {_text("run_id")} AS run_id, {_int("step_index")} AS step_index,
+        {_text("idempotency_key")} AS idempotency_key, {_text("tool")} AS tool,
+        {_json("args")} AS args, lower(CAST(status AS VARCHAR)) AS status,
+        {_json("result")} AS result, {_ts("created_at")} AS created_at,
+        {_text("effect_id")} AS given_id""",
     "tool_calls": f"""
-        {_text('run_id')} AS run_id, {_int('step_index')} AS step_index,
-        {_int('seq')} AS seq, lower(CAST(kind AS VARCHAR)) AS kind, {_text('name')} AS name,
-        {_json('request')} AS request, {_json('response')} AS response,
-        {_text('error')} AS error, {_text('idempotency_key')} AS idempotency_key,
+        {_text("run_id")} AS run_id, {_int("step_index")} AS step_index,
+        {_int("seq")} AS seq, lower(CAST(kind AS VARCHAR)) AS kind, {_text("name")} AS name,
+        {_json("request")} AS request, {_json("response")} AS response,
+        {_text("error")} AS error, {_text("idempotency_key")} AS idempotency_key,
         coalesce(TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN), false) AS is_write,
-        {_text('call_id')} AS given_id""",
+        {_text("call_id")} AS given_id""",
 }
 
 # Identity of a row when the source gives none: a hash of its content. Effects and tool
@@ -369,9 +369,7 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
 
 def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
     cols = ", ".join(TABLE_COLUMNS[table])
-    con.execute(
-        f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM _new", [source_id]
-    )
+    con.execute(f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM _new", [source_id])
 
 
 def ingest_batch(

@@ -68,13 +68,24 @@ def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:
     )
 
 
-def run_num(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
-    """Return the store's number for a run, or raise :class:`NotFound`."""
+def run_num(
+    con: duckdb.DuckDBPyConnection, run_id: str, known: dict[str, int] | None = None
+) -> int:
+    """Return the store's number for a run, or raise :class:`NotFound`.
+
+    Args:
+        con: the store's connection.
+        run_id: the run.
+        known: numbers already looked up on this connection. A run's number never changes
+            once given, so a caller may keep them; that saves a statement (~1 ms) per lookup.
+    """
+    if known is not None and run_id in known:
+        return known[run_id]
     row = con.execute("SELECT run_num FROM run_keys WHERE run_id = ?", [run_id]).fetchone()
     if row is None:
-        raise NotFound(
-            f"no run {run_id!r} in the store", "list the runs with `stepscope runs`"
-        )
+        raise NotFound(f"no run {run_id!r} in the store", "list the runs with `stepscope runs`")
+    if known is not None:
+        known[run_id] = int(row[0])
     return int(row[0])
 
 
@@ -83,13 +94,14 @@ def checkpoint(
     run_id: str,
     step: int | None = None,
     checkpoint_id: str | None = None,
+    known: dict[str, int] | None = None,
 ) -> Checkpoint:
     """One checkpoint: by id, by step (the newest written at that step), or the run's head.
 
     A lookup by step goes through ``lookup_key``, a single indexed BIGINT, so it is a point
-    read even in a store of millions of checkpoints.
+    read even in a store of millions of checkpoints. ``known`` is passed to :func:`run_num`.
     """
-    num = run_num(con, run_id)
+    num = run_num(con, run_id, known)
     order = "ORDER BY c.created_at DESC NULLS LAST, c.ckpt_key DESC LIMIT 1"
     if checkpoint_id is not None:
         sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.run_id = ? AND c.checkpoint_id = ?"
@@ -108,7 +120,7 @@ def checkpoint(
         ).fetchone()
         if head is None:
             raise NotFound(f"run {run_id!r} has no checkpoints", "import its source again")
-        return checkpoint(con, run_id, checkpoint_id=head[0])
+        return checkpoint(con, run_id, checkpoint_id=head[0], known=known)
     if row is None:
         raise NotFound(
             f"run {run_id!r} has no {what}",

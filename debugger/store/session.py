@@ -32,9 +32,7 @@ def strip_credentials(location: str) -> str:
     """Remove a password from a URL (``postgresql://u:secret@h/db`` -> ``postgresql://u@h/db``)."""
     location = _CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}@", location)
     # key=value conninfo may quote the value: password='a b\'c'
-    return re.sub(
-        r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", location, flags=re.I
-    )
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", location, flags=re.I)
 
 
 class ImportSession:
