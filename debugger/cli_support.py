@@ -13,13 +13,16 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
 
 from debugger.errors import StepscopeError
-from debugger.store import Store, default_store_path
+from debugger.settings import default_store_path
+
+if TYPE_CHECKING:  # the store (DuckDB, pandas) is imported only by commands that open one
+    from debugger.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,6 +112,8 @@ def resolve_store(store_path: str | None) -> str:
 @contextmanager
 def open_store(store_path: str | None, read_only: bool = True) -> Iterator[Store]:
     """Open the command's store."""
+    from debugger.store import Store
+
     with Store.open(resolve_store(store_path), read_only=read_only) as store:
         yield store
 

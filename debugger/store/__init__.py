@@ -22,18 +22,12 @@ import pandas as pd
 
 from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
+from debugger.settings import DEFAULT_STORE, default_store_path
 from debugger.store import reads
 from debugger.store.schema import CURRENT_VERSION, applied_version, migrate
 from debugger.store.session import ImportSession, strip_credentials
 
 __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
-
-DEFAULT_STORE = "stepscope.duckdb"
-
-
-def default_store_path() -> str:
-    """``$STEPSCOPE_STORE`` if set, else ``./stepscope.duckdb``."""
-    return os.environ.get("STEPSCOPE_STORE") or DEFAULT_STORE
 
 
 DUCKDB_MAGIC = b"DUCK"
