@@ -24,6 +24,44 @@ _CKPT_COLS = (
 )
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
 
+# One checkpoint is read without the join: joining large_states costs ~2.5 ms on every
+# point lookup (measured on 1M checkpoints: 4.3 ms against 1.7 ms), while only states of
+# LARGE_STATE_BYTES or more live there. Those are then fetched by their indexed ckpt_key.
+_ONE_COLS = (
+    _CKPT_COLS.replace(
+        "coalesce(CAST(c.working_state AS VARCHAR), l.working_state) AS ws",
+        "CAST(c.working_state AS VARCHAR) AS ws",
+    )
+    + ", c.ckpt_key"
+)
+
+
+def _newest(row: tuple[Any, ...]) -> tuple[bool, datetime, int]:
+    # newest written first: created_at (unknown times last), then insertion order
+    created = row[5]
+    return (created is not None, created or datetime.min, int(row[-1]))
+
+
+def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple[Any, ...] | None:
+    """The newest checkpoint row matching ``where``, its large state fetched if it has one.
+
+    No ORDER BY ... LIMIT in SQL: DuckDB plans that as a Top-N over a sequential scan and
+    skips the lookup_key index (6.4 ms against 1.9 ms on 1M checkpoints). A step has one
+    checkpoint, or a few where the run forked, so the newest is picked here.
+    """
+    rows = con.execute(
+        f"SELECT {_ONE_COLS} FROM checkpoint_rows c WHERE {where}", params
+    ).fetchall()
+    if not rows:
+        return None
+    row = max(rows, key=_newest)
+    if row[6] is not None:
+        return row[:-1]
+    large = con.execute(
+        "SELECT working_state FROM large_states WHERE ckpt_key = ?", [row[-1]]
+    ).fetchone()
+    return (*row[:6], large[0] if large else None, *row[7:-1])
+
 
 _DIGITS = str.maketrans("0123456789-", "ddddddddddd")
 _LONG_NUMBER = "d" * 20
@@ -102,17 +140,14 @@ def checkpoint(
     read even in a store of millions of checkpoints. ``known`` is passed to :func:`run_num`.
     """
     num = run_num(con, run_id, known)
-    order = "ORDER BY c.created_at DESC NULLS LAST, c.ckpt_key DESC LIMIT 1"
     if checkpoint_id is not None:
-        sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.run_id = ? AND c.checkpoint_id = ?"
-        row = con.execute(sql, [run_id, checkpoint_id]).fetchone()
+        row = _one(con, "c.run_id = ? AND c.checkpoint_id = ?", [run_id, checkpoint_id])
         what = f"checkpoint {checkpoint_id!r}"
     elif step is not None:
         row = None
         if -STEP_OFFSET <= step < STEP_OFFSET:  # no step outside 32 bits is ever stored
             key = num * RUN_SHIFT + step + STEP_OFFSET
-            sql = f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.lookup_key = ? {order}"
-            row = con.execute(sql, [key]).fetchone()
+            row = _one(con, "c.lookup_key = ?", [key])
         what = f"step {step}"
     else:
         head = con.execute(
