@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,9 @@ from debugger.cli import main
 from tests.conftest import REPO
 
 README = REPO / "sample_checkpoints" / "README.md"
-SKIP = ("stepscope demo", "postgresql://")  # demo has its own test; Postgres needs a server
+SKIP = ("stepscope demo", "postgresql://", "/tmp/big")
+"""demo has its own test; Postgres needs a server; the synthetic section runs as one chain."""
+SYNTHETIC = "## Large synthetic histories"
 
 
 def tutorial_commands() -> list[str]:
@@ -53,3 +57,22 @@ def test_tutorial_command_runs(
     result = CliRunner().invoke(main, args, env={"STEPSCOPE_STORE": str(writable_store)})
     assert result.exit_code == 0, f"{command}\n{result.output}"
     assert result.output.strip()
+
+
+def test_the_synthetic_history_section_runs_in_order(tmp_path: Path) -> None:
+    """Generate, import and list, exactly as the section says, with its paths in tmp_path."""
+    section = README.read_text(encoding="utf-8").split(SYNTHETIC, 1)[1]
+    block = re.findall(r"```bash\n(.*?)```", section, flags=re.S)[0]
+    lines = [ln.strip() for ln in block.replace("\\\n", " ").splitlines() if ln.strip()]
+    assert len(lines) == 3, lines
+    for line in lines:
+        args = shlex.split(line.replace("/tmp/", f"{tmp_path}/"))
+        if args[0] == "python":
+            done = subprocess.run([sys.executable, *args[1:]], cwd=REPO, capture_output=True,
+                                  text=True, check=False)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            continue
+        result = CliRunner().invoke(main, args[1:])
+        assert result.exit_code == 0, f"{line}\n{result.output}"
+    # synth.py makes every sixth run die with an effect in flight
+    assert result.output.count(" crashed ") == 33, result.output
