@@ -7,23 +7,13 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from debugger.model import AuditReport
-from tests.conftest import REPO
 from tests.fixtures.audit import MIGRATIONS
+from tests.ui.helpers import open_app
 
 
 def _open(store: Path, url: str, module: str | None = None, **query: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
-    at.session_state["store_path"] = str(store)
-    if module:
-        at.session_state["migrations_module"] = module
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    # Pages are callables under st.navigation, so switch_page(file) cannot name them; open the
-    # page registered under the URL path, as following a link to /audit does.
-    pages = at._registered_pages  # AppTest has no public way to open a callable page
-    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == url)
-    at.run()
+    session = {"migrations_module": module} if module else None
+    at = open_app(store, url, timeout=60, session=session, **query)
     assert not at.exception, at.exception
     return at
 

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from debugger.store import Store
-from tests.conftest import REPO
+from tests.ui.helpers import open_app
 
 
 @pytest.fixture
@@ -20,14 +20,7 @@ def store(sample_replay_store: Path, tmp_path: Path) -> Path:
 
 
 def _open(store: Path, url: str = "replay", **query: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
-    at.session_state["store_path"] = str(store)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    pages = at._registered_pages  # AppTest has no public way to open a callable page
-    at._page_hash = next(h for h, info in pages.items() if info.get("url_pathname") == url)
-    at.run()
+    at = open_app(store, url, timeout=90, **query)
     assert not at.exception, at.exception
     return at
 

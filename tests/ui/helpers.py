@@ -10,15 +10,26 @@ from streamlit.util import calc_hash
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
-def open_app(store: Path | str, url: str | None = None, **query: str) -> AppTest:
+def open_app(
+    store: Path | str,
+    url: str | None = None,
+    *,
+    timeout: float = 30,
+    session: dict[str, object] | None = None,
+    **query: str,
+) -> AppTest:
     """Run app.py on ``store`` at the page ``url`` with ``query`` as the URL's params.
+
+    ``session`` adds session-state entries (a sidebar setting such as the migrations module).
 
     AppTest.switch_page() only targets file pages; our pages are callables that
     st.navigation registers under their url_path, and Streamlit identifies such a page by
     the hash of its url_path: requesting that hash is what a browser opening /<url> does.
     """
-    at = AppTest.from_file(APP, default_timeout=30)
+    at = AppTest.from_file(APP, default_timeout=timeout)
     at.session_state["store_path"] = str(store)
+    for key, value in (session or {}).items():
+        at.session_state[key] = value
     for key, value in query.items():
         at.query_params[key] = value
     if url is not None:
