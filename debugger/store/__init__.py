@@ -150,7 +150,12 @@ class Store:
         """A session that ingests batches of one source; see :class:`ImportSession`."""
         if self.read_only:
             raise StoreError("the store is open read-only", "open it without read_only")
-        yield ImportSession(self.con, kind, flavour, location)
+        session = ImportSession(self.con, kind, flavour, location)
+        try:
+            yield session
+        finally:
+            # a failed import must not leave this connection with the import's memory cap
+            session.restore_settings()
 
     # -- reads ----------------------------------------------------------------------------
     def runs(

@@ -150,10 +150,20 @@ class ImportSession:
         self._checkpoint()
         return report
 
+    def restore_settings(self) -> None:
+        """Put back the settings the import changed (idempotent; also run when it fails)."""
+        settings, self._settings = self._settings, {}
+        for name, value in settings.items():
+            # current_setting() gives a rounded text ("18.8 GiB"): RESET restores the default
+            # exactly, and a value the user had set is put back only if it differs from that
+            self.con.execute(f"RESET {name}")
+            now = self.con.execute(f"SELECT current_setting('{name}')").fetchone()
+            if now is None or str(now[0]) != value:
+                self.con.execute(f"SET {name} = '{value}'")
+
     def _checkpoint(self) -> None:
         """Restore the settings the import changed and write the imported rows into the file now."""
-        for name, value in self._settings.items():
-            self.con.execute(f"SET {name} = '{value}'")
+        self.restore_settings()
         # if another transaction is open on this database, it happens on close instead
         with contextlib.suppress(duckdb.Error):
             self.con.execute("CHECKPOINT")

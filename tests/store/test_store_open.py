@@ -215,3 +215,16 @@ def test_importing_into_a_store_the_app_reads_says_so(tmp_path: Path) -> None:
         assert "is open in another process" in result.stderr and "close the app" in result.stderr
     finally:
         reader.communicate("", timeout=30)
+
+
+def test_a_failed_import_leaves_the_connection_settings_as_they_were(tmp_path: Path) -> None:
+    """The import caps DuckDB's memory while it runs; a source failing part-way restores it."""
+    from debugger.errors import SourceError
+    from debugger.store import Store
+
+    with Store.open(tmp_path / "s.duckdb") as store:
+        before = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
+        with pytest.raises(SourceError), store.import_session("sqlite", "native", "x"):
+            raise SourceError("the source broke part-way", "check it")
+        after = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
+    assert after == before
