@@ -6,18 +6,11 @@ from pathlib import Path
 
 from debugger.errors import SourceError
 from loaders.base import Flavour, SourceReader
+from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
 
-FLAVOURS: dict[str, type[Flavour]] = {}
-"""Detection order matters: the more specific shapes come first."""
-
-try:  # the LangGraph flavour is optional while it is being built
-    from loaders.langgraph import LangGraphFlavour
-
-    FLAVOURS["langgraph"] = LangGraphFlavour
-except ImportError:  # pragma: no cover
-    pass
-FLAVOURS["native"] = NativeFlavour
+FLAVOURS: dict[str, type[Flavour]] = {"langgraph": LangGraphFlavour, "native": NativeFlavour}
+"""Detection order matters: the more specific shapes (LangGraph's tables) come first."""
 
 
 def flavour_for_mapping(path: str) -> Flavour:
