@@ -28,15 +28,7 @@ PAGE_MODULES = (
 
 
 def _modules() -> list[ModuleType]:
-    found = []
-    for name in PAGE_MODULES:
-        qualified = f"debugger.ui.{name}"
-        try:
-            found.append(importlib.import_module(qualified))
-        except ModuleNotFoundError as e:
-            if e.name != qualified:
-                raise
-    return found
+    return [importlib.import_module(f"debugger.ui.{name}") for name in PAGE_MODULES]
 
 
 def main() -> None:
