@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from debugger.audit import audit_run
 from debugger.model import RUN_STATUSES
 from debugger.store import Store
 
@@ -54,21 +55,15 @@ def status_counts(store: Store) -> dict[str, int]:
 
 
 def audit_findings(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """The run's audit findings (rule_id, severity, step_index, message, hint), or [] while
-    no audit module is installed.
+    """The run's audit findings (rule_id, severity, step_index, message, hint).
 
-    The audit (``debugger.audit.audit_run``) is optional for the Timeline: with it, the step
-    navigator marks the steps that have findings and each step shows its own.
+    The step navigator marks the steps that have findings (``debugger.audit.audit_run``, cached)
+    and each step shows its own.
 
     Raises:
         StepscopeError: the audit could not run (for example a broken migrations module).
     """
-    try:
-        from debugger.audit import audit_run
-    except ModuleNotFoundError as e:
-        if e.name != "debugger.audit":
-            raise
-        return []
+
     return [
         {
             "rule_id": f.rule_id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from debugger.diff import diff_states
 from debugger.model import Effect
 from debugger.replay.inputs import ReplayInputs
 from debugger.replay.process import ChildResult
@@ -19,35 +20,10 @@ from debugger.replay.tape import canonical
 
 
 def diff_rows(old: Any, new: Any) -> list[dict[str, Any]]:
-    """(path, kind, old, new) rows: debugger.diff's when installed, else a plain walk."""
-    try:
-        from debugger.diff import diff_states
-    except ImportError:
-        return _walk(old, new, "root")
+    """(path, kind, old, new) rows of two states, as the Diff page and ``stepscope diff`` show."""
     return [
         {"path": r.path, "kind": r.kind, "old": r.old, "new": r.new} for r in diff_states(old, new)
     ]
-
-
-def _walk(old: Any, new: Any, path: str) -> list[dict[str, Any]]:
-    if canonical(old) == canonical(new):
-        return []
-    if isinstance(old, dict) and isinstance(new, dict):
-        rows: list[dict[str, Any]] = []
-        for key in sorted(set(old) | set(new), key=str):
-            p = f"{path}[{key!r}]"
-            if key not in new:
-                rows.append({"path": p, "kind": "removed", "old": old[key], "new": None})
-            elif key not in old:
-                rows.append({"path": p, "kind": "added", "old": None, "new": new[key]})
-            else:
-                rows += _walk(old[key], new[key], p)
-        return rows
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [r for i, (a, b) in enumerate(zip(old, new, strict=True))
-                for r in _walk(a, b, f"{path}[{i}]")]  # fmt: skip
-    kind = "type_changed" if type(old) is not type(new) else "changed"
-    return [{"path": path, "kind": kind, "old": old, "new": new}]
 
 
 def aligned_steps(inputs: ReplayInputs, child: ChildResult, replay_id: str) -> list[AlignedStep]:

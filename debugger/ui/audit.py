@@ -17,7 +17,7 @@ from debugger.audit import audit_run, audit_store, summary_rows
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
 from debugger.store import Store
-from debugger.ui.common import get_store, guarded
+from debugger.ui.common import get_store, guarded, page_for
 
 TITLE = "Audit"
 ICON = ":material/fact_check:"
@@ -84,12 +84,7 @@ def _step_link(run_id: str, finding: Finding, index: int) -> None:
         st.caption("whole run")
         return
     label = f"step {finding.step_index}"
-    try:
-        from debugger.ui.common import page_for  # type: ignore[attr-defined]
-
-        page = page_for("timeline")
-    except ImportError:
-        page = None
+    page = page_for("timeline")
     if isinstance(page, st.Page):
         st.page_link(
             page, label=label, icon=":material/timeline:",
