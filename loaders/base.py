@@ -227,6 +227,7 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                         if options.progress:
                             options.progress(plan.table, seen, plan.total)
             except StepscopeError:
+                session.commit()
                 _settle(store, session.source_id, chained)
                 raise
             return session.finish()

@@ -62,7 +62,7 @@ def stable_key(*parts: str) -> int:
 def select_all(table: str) -> str:
     """The projection of a batch that already holds the canonical columns."""
     cols = ", ".join(TABLE_COLUMNS[table])
-    return f"SELECT _key, {cols}, _reason, _raw_text FROM _raw"
+    return f"SELECT _key, _pos, {cols}, _reason, _raw_text FROM _raw"
 
 
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:

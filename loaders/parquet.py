@@ -17,6 +17,7 @@ import pyarrow.dataset as ds
 
 from debugger.errors import SourceError
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
+from loaders.prefetch import prefetched
 
 PARQUET_MAGIC = b"PAR1"
 _LEAN_SCAN = ds.ParquetFragmentScanOptions(pre_buffer=False)
@@ -115,6 +116,12 @@ class ParquetReader(SourceReader):
 
     def scan(
         self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        # read the next batch on a thread while the store validates and writes this one
+        return prefetched(self._scan(table, columns, batch_rows))
+
+    def _scan(
+        self, table: str, columns: list[str] | None, batch_rows: int
     ) -> Iterator[pa.RecordBatch]:
         dataset = self._dataset(table)
         rows = self._batch_rows(dataset, batch_rows)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
+from loaders.prefetch import prefetched
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _CORRUPT_HINT = (
@@ -123,6 +124,12 @@ class SqliteReader(SourceReader):
 
     def scan(
         self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+    ) -> Iterator[pa.RecordBatch]:
+        # read the next batch on a thread while the store validates and writes this one
+        return prefetched(self._scan(table, columns, batch_rows))
+
+    def _scan(
+        self, table: str, columns: list[str] | None, batch_rows: int
     ) -> Iterator[pa.RecordBatch]:
         names = columns or self.columns(table)
         cols = ", ".join(_quote(c) for c in names)

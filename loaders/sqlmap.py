@@ -85,13 +85,16 @@ class Source:
 def projection(table: str, sources: dict[str, Source], schema: pa.Schema, reason: str) -> str:
     """A SELECT over ``_raw`` producing every canonical column of ``table``.
 
+    ``_key`` and ``_pos`` pass through: the row's key in the source and its place in the
+    import (the session adds ``_pos`` to each batch).
+
     Args:
         table: canonical table name.
         sources: canonical column to its source; missing columns become NULL.
         schema: the raw batches' Arrow schema.
         reason: SQL expression giving a rejection reason or NULL for every row.
     """
-    parts = ["_key"]
+    parts = ["_key", "_pos"]
     for field in TABLE_COLUMNS[table]:
         src = sources.get(field)
         parts.append(f"{src.sql(field, schema) if src else 'NULL'} AS {field}")

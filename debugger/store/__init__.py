@@ -153,6 +153,9 @@ class Store:
         session = ImportSession(self.con, kind, flavour, location)
         try:
             yield session
+        except BaseException:
+            session.rollback()
+            raise
         finally:
             # a failed import must not leave this connection with the import's memory cap
             session.restore_settings()

@@ -41,25 +41,60 @@ TABLE_COLUMNS = {
 RAW_LIMIT = 4096
 """Raw rows kept in quarantine are cut to this many characters."""
 
-_INT = "regexp_full_match(trim(CAST({c} AS VARCHAR)), '-?[0-9]+')"
+_INTEGER_TYPES = frozenset(
+    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
+)
+"""Staged column types that hold integers already: no text round trip to check them.
+(UBIGINT and HUGEINT may not fit the store's BIGINT, so they take the text path.)"""
+_TIMESTAMP_FREE_OF_ZONE = (
+    r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]00(:?00)?)?"
+)
+"""A timestamp text in UTC or without a zone. DuckDB's TIMESTAMP cast reads it correctly
+(the store's session time zone is UTC) and costs a tenth of the TIMESTAMPTZ cast, which is
+kept for texts with another offset or a zone name (the TIMESTAMP cast would drop those)."""
+
+ColumnTypes = dict[str, str]
+"""Staged column name -> DuckDB type name (as ``DESCRIBE`` gives it)."""
+
+
+def staged_types(con: duckdb.DuckDBPyConnection) -> ColumnTypes:
+    """The DuckDB type of every column of ``_staged`` (reads no rows)."""
+    desc = con.execute("SELECT * FROM _staged LIMIT 0").description
+    return {str(d[0]): str(d[1]).upper() for d in desc}
+
+
+def _is_int(types: ColumnTypes, col: str) -> bool:
+    return types.get(col, "VARCHAR") in _INTEGER_TYPES
+
+
+def _is_null(types: ColumnTypes, col: str) -> bool:
+    return types.get(col) == '"NULL"'
 
 
 def _text(col: str) -> str:
     return f"nullif(trim(CAST({col} AS VARCHAR)), '')"
 
 
-def _int_check(col: str, required: bool, non_negative: bool) -> list[str]:
+def _int_check(types: ColumnTypes, col: str, required: bool, non_negative: bool) -> list[str]:
     checks = []
     if required:
         checks.append(f"WHEN {col} IS NULL THEN 'missing {col}'")
-    checks.append(
-        f"WHEN {col} IS NOT NULL AND NOT {_INT.format(c=col)} "
-        f"THEN '{col} is not an integer: ' || left(CAST({col} AS VARCHAR), 40)"
-    )
+    if _is_null(types, col):
+        return checks
+    if not _is_int(types, col):
+        checks.append(
+            f"WHEN {col} IS NOT NULL AND NOT "
+            f"regexp_full_match(trim(CAST({col} AS VARCHAR)), '-?[0-9]+') "
+            f"THEN '{col} is not an integer: ' || left(CAST({col} AS VARCHAR), 40)"
+        )
+        # a run of digits beyond 64 bits matches but does not fit
+        checks.append(
+            f"WHEN {col} IS NOT NULL AND {_int(types, col)} IS NULL "
+            f"THEN '{col} does not fit 64 bits: ' || left(CAST({col} AS VARCHAR), 40)"
+        )
     if non_negative:
         checks.append(
-            f"WHEN {col} IS NOT NULL AND TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT) < 0 "
-            f"THEN 'negative {col}: ' || CAST({col} AS VARCHAR)"
+            f"WHEN {_int(types, col)} < 0 THEN 'negative {col}: ' || CAST({col} AS VARCHAR)"
         )
     return checks
 
@@ -80,55 +115,79 @@ def _json_check(col: str, required: bool, json_type: str | None) -> list[str]:
     return checks
 
 
-def _ts_check(col: str) -> list[str]:
+def _ts(types: ColumnTypes, col: str) -> str:
+    t = types.get(col, "VARCHAR")
+    if t == "TIMESTAMP WITH TIME ZONE":
+        return f"({col} AT TIME ZONE 'UTC')"
+    if t.startswith("TIMESTAMP") or t == "DATE":
+        return f"CAST({col} AS TIMESTAMP)"
+    if _is_null(types, col):
+        return "CAST(NULL AS TIMESTAMP)"
+    text = f"CAST({col} AS VARCHAR)"
+    return (
+        f"(CASE WHEN regexp_full_match({text}, '{_TIMESTAMP_FREE_OF_ZONE}') "
+        f"THEN TRY_CAST({text} AS TIMESTAMP) "
+        f"ELSE TRY_CAST({text} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' END)"
+    )
+
+
+def _ts_check(types: ColumnTypes, col: str) -> list[str]:
+    t = types.get(col, "VARCHAR")
+    if t.startswith("TIMESTAMP") or t == "DATE" or _is_null(types, col):
+        return []
     return [
-        f"WHEN {col} IS NOT NULL AND TRY_CAST(CAST({col} AS VARCHAR) AS TIMESTAMPTZ) IS NULL "
+        f"WHEN {col} IS NOT NULL AND {_ts(types, col)} IS NULL "
         f"THEN '{col} is not a timestamp: ' || left(CAST({col} AS VARCHAR), 40)"
     ]
-
-
-def _ts(col: str) -> str:
-    return f"(TRY_CAST(CAST({col} AS VARCHAR) AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
 
 
 def _required_text(col: str) -> list[str]:
     return [f"WHEN {_text(col)} IS NULL THEN 'missing {col}'"]
 
 
-REASONS: dict[str, list[str]] = {
-    "checkpoints": [
+def _int(types: ColumnTypes, col: str) -> str:
+    if _is_int(types, col):
+        return f"CAST({col} AS BIGINT)"
+    return f"TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT)"
+
+
+def reasons(table: str, types: ColumnTypes) -> list[str]:
+    """The ``WHEN ... THEN reason`` checks of ``table``, first failing one wins."""
+    if table == "checkpoints":
+        return [
+            *_required_text("run_id"),
+            *_int_check(types, "step_index", True, False),
+            # lookup_key keeps 32 bits for the step: a larger one would land in another run
+            f"WHEN NOT ({_int(types, 'step_index')} "
+            f"BETWEEN {-STEP_OFFSET} AND {STEP_OFFSET - 1}) "
+            f"THEN 'step_index out of range: ' || CAST(step_index AS VARCHAR)",
+            *_json_check("working_state", True, None),
+            *_int_check(types, "schema_version", False, True),
+            *_ts_check(types, "created_at"),
+            *_int_check(types, "tokens_spent", False, True),
+            *_int_check(types, "steps_spent", False, True),
+            *_int_check(types, "wall_clock_ms", False, True),
+            *_json_check("pending_effects", False, "ARRAY"),
+            *_json_check("tool_versions", False, "OBJECT"),
+            *_json_check("metadata", False, "OBJECT"),
+        ]
+    if table == "effects":
+        return [
+            *_required_text("run_id"),
+            *_int_check(types, "step_index", True, False),
+            *_required_text("tool"),
+            "WHEN status IS NULL OR lower(CAST(status AS VARCHAR)) NOT IN "
+            "('pending', 'committed', 'failed', 'unknown') "
+            "THEN 'effect status must be pending, committed, failed or unknown: ' "
+            "|| coalesce(left(CAST(status AS VARCHAR), 40), 'missing')",
+            *_json_check("args", False, None),
+            *_json_check("result", False, None),
+            *_ts_check(types, "created_at"),
+        ]
+    return [
         *_required_text("run_id"),
-        *_int_check("step_index", True, False),
-        # lookup_key keeps 32 bits for the step: a larger one would land in another run
-        f"WHEN NOT (TRY_CAST(CAST(step_index AS VARCHAR) AS BIGINT) "
-        f"BETWEEN {-STEP_OFFSET} AND {STEP_OFFSET - 1}) "
-        f"THEN 'step_index out of range: ' || CAST(step_index AS VARCHAR)",
-        *_json_check("working_state", True, None),
-        *_int_check("schema_version", False, True),
-        *_ts_check("created_at"),
-        *_int_check("tokens_spent", False, True),
-        *_int_check("steps_spent", False, True),
-        *_int_check("wall_clock_ms", False, True),
-        *_json_check("pending_effects", False, "ARRAY"),
-        *_json_check("tool_versions", False, "OBJECT"),
-        *_json_check("metadata", False, "OBJECT"),
-    ],
-    "effects": [
-        *_required_text("run_id"),
-        *_int_check("step_index", True, False),
-        *_required_text("tool"),
-        "WHEN status IS NULL OR lower(CAST(status AS VARCHAR)) NOT IN "
-        "('pending', 'committed', 'failed', 'unknown') "
-        "THEN 'effect status must be pending, committed, failed or unknown: ' "
-        "|| coalesce(left(CAST(status AS VARCHAR), 40), 'missing')",
-        *_json_check("args", False, None),
-        *_json_check("result", False, None),
-        *_ts_check("created_at"),
-    ],
-    "tool_calls": [
-        *_required_text("run_id"),
-        *_int_check("step_index", True, False),
-        *_int_check("seq", True, True),
+        *_int_check(types, "step_index", True, False),
+        *_int_check(types, "seq", True, True),
         "WHEN kind IS NULL OR lower(CAST(kind AS VARCHAR)) NOT IN ('tool', 'model') "
         "THEN 'call kind must be tool or model: ' "
         "|| coalesce(left(CAST(kind AS VARCHAR), 40), 'missing')",
@@ -137,47 +196,52 @@ REASONS: dict[str, list[str]] = {
         *_json_check("response", False, None),
         "WHEN is_write IS NOT NULL AND TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN) IS NULL "
         "THEN 'is_write is not a boolean'",
-    ],
-}
+    ]
 
 
-def _int(col: str) -> str:
-    return f"TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT)"
-
-
-def _json(col: str, default: str | None = None) -> str:
+def _doc(col: str, default: str | None = None) -> str:
+    """A JSON document column as its text (validated by the checks, stored as written)."""
     expr = f"CAST({col} AS VARCHAR)"
-    return f"coalesce({expr}, '{default}')::JSON" if default else f"{expr}::JSON"
+    return f"coalesce({expr}, '{default}')" if default else expr
 
 
-# Typed, canonical values of a valid row; `s` is the staged relation.
-TYPED: dict[str, str] = {
-    "checkpoints": f"""
+def _json(col: str) -> str:
+    # TRY_: typed values are computed for every row, the rejected ones included
+    return f"TRY_CAST(CAST({col} AS VARCHAR) AS JSON)"
+
+
+def typed(table: str, types: ColumnTypes) -> str:
+    """The typed, canonical values of a row of ``_staged`` (NULL where a value is not valid)."""
+    if table == "checkpoints":
+        return f"""
         {_text("run_id")} AS run_id, {_text("parent_id")} AS parent_id,
-        {_int("step_index")} AS step_index, {_int("schema_version")} AS schema_version,
-        {_ts("created_at")} AS created_at, CAST(working_state AS VARCHAR) AS ws,
-        coalesce({_int("tokens_spent")}, 0) AS tokens_spent,
-        coalesce({_int("steps_spent")}, 0) AS steps_spent,
-        coalesce({_int("wall_clock_ms")}, 0) AS wall_clock_ms,
-        {_json("pending_effects", "[]")} AS pending_effects,
+        {_int(types, "step_index")} AS step_index,
+        {_int(types, "schema_version")} AS schema_version,
+        {_ts(types, "created_at")} AS created_at, CAST(working_state AS VARCHAR) AS ws,
+        coalesce({_int(types, "tokens_spent")}, 0) AS tokens_spent,
+        coalesce({_int(types, "steps_spent")}, 0) AS steps_spent,
+        coalesce({_int(types, "wall_clock_ms")}, 0) AS wall_clock_ms,
+        {_doc("pending_effects", "[]")} AS pending_effects,
         {_text("model_version")} AS model_version,
-        {_json("tool_versions", "{}")} AS tool_versions,
-        {_json("metadata", "{}")} AS metadata,
-        {_text("checkpoint_id")} AS given_id""",
-    "effects": f"""
-        {_text("run_id")} AS run_id, {_int("step_index")} AS step_index,
+        {_doc("tool_versions", "{}")} AS tool_versions,
+        {_doc("metadata", "{}")} AS metadata,
+        {_text("checkpoint_id")} AS given_id"""
+    if table == "effects":
+        return f"""
+        {_text("run_id")} AS run_id, {_int(types, "step_index")} AS step_index,
         {_text("idempotency_key")} AS idempotency_key, {_text("tool")} AS tool,
         {_json("args")} AS args, lower(CAST(status AS VARCHAR)) AS status,
-        {_json("result")} AS result, {_ts("created_at")} AS created_at,
-        {_text("effect_id")} AS given_id""",
-    "tool_calls": f"""
-        {_text("run_id")} AS run_id, {_int("step_index")} AS step_index,
-        {_int("seq")} AS seq, lower(CAST(kind AS VARCHAR)) AS kind, {_text("name")} AS name,
+        {_json("result")} AS result, {_ts(types, "created_at")} AS created_at,
+        {_text("effect_id")} AS given_id"""
+    return f"""
+        {_text("run_id")} AS run_id, {_int(types, "step_index")} AS step_index,
+        {_int(types, "seq")} AS seq, lower(CAST(kind AS VARCHAR)) AS kind,
+        {_text("name")} AS name,
         {_json("request")} AS request, {_json("response")} AS response,
         {_text("error")} AS error, {_text("idempotency_key")} AS idempotency_key,
         coalesce(TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN), false) AS is_write,
-        {_text("call_id")} AS given_id""",
-}
+        {_text("call_id")} AS given_id"""
+
 
 # Identity of a row when the source gives none: a hash of its content. Effects and tool
 # calls also get an occurrence number, so that the same email really sent twice stays two
@@ -196,28 +260,23 @@ TARGET = {"checkpoints": "checkpoint_rows", "effects": "effects", "tool_calls": 
 
 @dataclass
 class BatchResult:
-    """Counts of one batch, plus the runs it touched."""
+    """Counts of one batch, plus the reasons its quarantined rows were rejected."""
 
     counts: TableCounts
     reasons: dict[str, int]
 
 
-def stage_reasons(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create ``_checked`` from ``_staged``: every staged row with its first failing reason."""
-    cases = "\n".join(REASONS[table])
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _checked AS
-        SELECT *, CASE WHEN _reason IS NOT NULL THEN _reason {cases} ELSE NULL END AS _why
-        FROM _staged"""
-    )
+def _why(table: str, types: ColumnTypes) -> str:
+    cases = "\n".join(reasons(table, types))
+    return f"CASE WHEN _reason IS NOT NULL THEN _reason {cases} ELSE NULL END"
 
 
 def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, table: str) -> None:
+    """Record the rows of ``_v`` that failed a check, with their reason and raw text."""
     # Re-importing a source must not pile up the same rejections: one record per
     # (location, table, key, reason).
-    staged = {d[0] for d in con.execute("SELECT * FROM _checked LIMIT 0").description}
-    raw = "coalesce(k._raw_text, CAST(to_json(r) AS VARCHAR))"
+    staged = {d[0] for d in con.execute("SELECT * FROM _staged LIMIT 0").description}
+    raw = "coalesce(r._raw_text, CAST(to_json(r) AS VARCHAR))"
     if "_raw_text" not in staged:
         raw = "CAST(to_json(r) AS VARCHAR)"
     con.execute(
@@ -226,7 +285,7 @@ def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, t
         SELECT ?, ?, ?, CAST(k._key AS VARCHAR), k._why,
                left({raw}, {RAW_LIMIT}),
                now()::TIMESTAMP
-        FROM _checked k LEFT JOIN _raw r ON r._key = k._key
+        FROM _v k LEFT JOIN (SELECT * EXCLUDE (_pos) FROM _raw) r ON r._key = k._key
         WHERE k._why IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM quarantine q WHERE q.source = ? AND q.source_table = ?
               AND q.source_key = CAST(k._key AS VARCHAR) AND q.reason = k._why)""",
@@ -234,31 +293,44 @@ def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, t
     )
 
 
+def _stage(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, int]:
+    """Create ``_v``: every staged row once, typed, with its first failing reason (``_why``).
+
+    The only pass over the batch's wide values: each JSON document is parsed once (by
+    ``json_valid``) and each state hashed once; what follows reads ``_v``.
+
+    Returns:
+        (rows read, rows quarantined).
+    """
+    types = staged_types(con)
+    rows = f"SELECT _key, _pos, {_why(table, types)} AS _why, {typed(table, types)} FROM _staged"
+    if table == "checkpoints":
+        rows = f"""
+            WITH t AS ({rows}),
+            h AS (SELECT *, md5(ws) AS state_hash, strlen(ws) AS state_bytes FROM t)
+            SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM h"""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {rows}")
+    row = con.execute("SELECT count(*), count(_why) FROM _v").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
 def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create ``_typed``: valid rows, typed, each with its identity and occurrence number."""
+    """Create ``_typed``: valid rows of ``_v``, each with its identity and occurrence number."""
     id_col = ID_COLUMN[table]
     con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _typed0 AS
-        SELECT _key, {TYPED[table]} FROM _checked WHERE _why IS NULL"""
-    )
-    con.execute(
         f"CREATE OR REPLACE TEMP TABLE _typed1 AS "
-        f"SELECT *, {CONTENT_ID[table]} AS _content FROM _typed0"
+        f"SELECT *, {CONTENT_ID[table]} AS _content FROM _v WHERE _why IS NULL"
     )
-    if table == "checkpoints":
-        id_expr = "coalesce(given_id, _content)"
-    else:
-        # occurrence numbers continue across batches of one import through _occ
-        con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
-        id_expr = (
-            "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
-            "row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
-        )
-    join = "" if table == "checkpoints" else f"LEFT JOIN _occ_{table} o USING (_content)"
+    # occurrence numbers continue across batches of one import through _occ
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
+    id_expr = (
+        "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
+        "row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
+    )
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _typed2 AS "
-        f"SELECT t.*, {id_expr} AS {id_col} FROM _typed1 t {join}"
+        f"CREATE OR REPLACE TEMP TABLE _typed2 AS SELECT t.*, {id_expr} AS {id_col} "
+        f"FROM _typed1 t LEFT JOIN _occ_{table} o USING (_content)"
     )
     con.execute(
         f"""
@@ -266,16 +338,15 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
         SELECT *, row_number() OVER (PARTITION BY run_id, {id_col} ORDER BY _key) AS _dup
         FROM _typed2"""
     )
-    if table != "checkpoints":
-        con.execute(
-            f"""
-            CREATE OR REPLACE TEMP TABLE _occ_{table} AS
-            SELECT _content, max(n) AS n FROM (
-                SELECT _content, n FROM _occ_{table}
-                UNION ALL
-                SELECT _content, count(*) FROM _typed1 WHERE given_id IS NULL GROUP BY _content
-            ) GROUP BY _content"""
-        )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _occ_{table} AS
+        SELECT _content, max(n) AS n FROM (
+            SELECT _content, n FROM _occ_{table}
+            UNION ALL
+            SELECT _content, count(*) FROM _typed1 WHERE given_id IS NULL GROUP BY _content
+        ) GROUP BY _content"""
+    )
 
 
 def _mark_new(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -297,8 +368,7 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     ``checkpoint_rows``: a fresh import skips that anti-join entirely.
     """
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _bruns AS SELECT DISTINCT {_text('run_id')} AS run_id "
-        "FROM _checked WHERE _why IS NULL"
+        "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT DISTINCT run_id FROM _v WHERE _why IS NULL"
     )
     row = con.execute("SELECT count(*) FROM _bruns JOIN run_keys USING (run_id)").fetchone()
     con.execute(
@@ -308,63 +378,58 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
-def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
-    """Insert the batch's new checkpoints (``_checked`` rows that pass) into the store.
+def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> int:
+    """Insert the new, valid checkpoints of ``_v`` into the store; returns how many.
 
-    Materialises the wide rows once (``_v``: typed, hashed, identified); identity, in-batch
-    duplicates, the already-present check and write-order numbering run on narrow columns
-    (``_keep``), so no sort carries the states along.
+    ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
+    in the import, handed over by the session; so no sort or window runs over the batch.
+    Duplicates within the batch and rows already stored are filtered on narrow columns,
+    and only when the batch can have them.
     """
     seen_before = _number_runs(con)
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _v AS
-        WITH t AS (
-            SELECT _key, {TYPED["checkpoints"]}, md5(ws) AS state_hash, strlen(ws) AS state_bytes
-            FROM _checked WHERE _why IS NULL
+    row = con.execute(
+        "SELECT count(*) - count(DISTINCT (run_id, checkpoint_id)) FROM _v WHERE _why IS NULL"
+    ).fetchone()
+    filters = ""
+    if row and row[0]:
+        # the same checkpoint twice in the batch: the first (in source order) is kept
+        filters += (
+            " AND v._key IN (SELECT min(_key) FROM _v WHERE _why IS NULL "
+            "GROUP BY run_id, checkpoint_id)"
         )
-        SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM t"""
-    )
-    # the anti-join only looks at the batch's runs, and only when one was stored before
-    present = (
-        "AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
-        "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
-        "AND x.run_id = t.run_id AND x.checkpoint_id = t.checkpoint_id)"
-        if seen_before
-        else ""
-    )
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _keep AS
-        WITH t AS (
-            SELECT _key, run_id, checkpoint_id, step_index, created_at FROM _v
-            QUALIFY row_number() OVER (PARTITION BY run_id, checkpoint_id ORDER BY _key) = 1
-        ),
-        n AS (SELECT * FROM t WHERE true {present})
-        -- ckpt_key is the write order (head and parent tie-breaks): numbered after sorting,
-        -- because nextval() in a parallel projection hands out keys in no particular order
-        SELECT n._key, n.run_id,
-               (SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows) + row_number() OVER (
-                   ORDER BY n.run_id, n.step_index, n.created_at, n._key) AS ckpt_key,
-               k.run_num * {RUN_SHIFT} + (n.step_index + {STEP_OFFSET}) AS lookup_key
-        FROM n JOIN run_keys k USING (run_id)"""
-    )
-    con.execute(
+    if seen_before:
+        # the anti-join only looks at the batch's runs, and only when one was stored before
+        filters += (
+            " AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
+            "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
+            "AND x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id)"
+        )
+    inserted = con.execute(
         f"""
         INSERT INTO checkpoint_rows
-        SELECT k.ckpt_key, k.lookup_key, v.run_id, v.checkpoint_id, v.parent_id, v.step_index,
-               v.schema_version, v.created_at,
-               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN v.ws::JSON END,
+        SELECT v._pos, k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}), v.run_id,
+               v.checkpoint_id, v.parent_id, v.step_index, v.schema_version, v.created_at,
+               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN v.ws END,
                v.state_hash, v.state_bytes, v.tokens_spent, v.steps_spent, v.wall_clock_ms,
                v.pending_effects, v.model_version, v.tool_versions, v.metadata, ?
-        FROM _v v JOIN _keep k USING (_key) ORDER BY k.ckpt_key""",
+        FROM _v v JOIN run_keys k USING (run_id)
+        WHERE v._why IS NULL {filters}""",
         [source_id],
-    )
-    con.execute(
-        f"INSERT INTO large_states SELECT k.ckpt_key, v.ws FROM _v v JOIN _keep k USING (_key) "
-        f"WHERE v.state_bytes >= {LARGE_STATE_BYTES} ORDER BY k.ckpt_key"
-    )
-    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _keep")
+    ).fetchone()
+    n = int(inserted[0]) if inserted else 0
+    if n:
+        # the batch's keys are a fresh range, so its rows are found by their ckpt_key alone
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT ckpt_key, run_id, working_state "
+            "IS NULL AS large FROM checkpoint_rows "
+            "WHERE ckpt_key BETWEEN (SELECT min(_pos) FROM _v) AND (SELECT max(_pos) FROM _v)"
+        )
+        con.execute(
+            "INSERT INTO large_states SELECT v._pos, v.ws FROM _v v "
+            "JOIN _ins i ON i.ckpt_key = v._pos WHERE i.large ORDER BY v._pos"
+        )
+        con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
+    return n
 
 
 def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
@@ -377,45 +442,43 @@ def ingest_batch(
 ) -> BatchResult:
     """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
 
-    The caller has registered ``_raw`` (the source batch) and created ``_staged`` (its
-    canonical projection); this runs in the caller's transaction.
+    The caller has registered ``_raw`` (the source batch, with ``_pos``: each row's place in
+    the import) and created ``_staged`` (its canonical projection); this runs in the
+    caller's transaction.
 
     Returns:
         The batch's counts and its quarantine reasons.
     """
-    stage_reasons(con, table)
-    _quarantine(con, source_id, location, table)
+    read, bad = _stage(con, table)
+    found: dict[str, int] = {}
+    if bad:
+        _quarantine(con, source_id, location, table)
+        found = {
+            str(k): int(v)
+            for k, v in con.execute(
+                "SELECT _why, count(*) FROM _v WHERE _why IS NOT NULL GROUP BY _why"
+            ).fetchall()
+        }
+    valid = read - bad
     if table == "checkpoints":
-        _insert_checkpoints(con, source_id)
-        counted = "(SELECT count(*) FROM _keep), (SELECT count(*) FROM _v)"
+        imported = _insert_checkpoints(con, source_id)
     else:
         _typed_with_ids(con, table)
         _mark_new(con, table)
         _insert_other(con, table, source_id)
         con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
-        counted = "(SELECT count(*) FROM _new), (SELECT count(*) FROM _typed)"
-    row = con.execute(f"SELECT (SELECT count(*) FROM _checked), {counted}").fetchone()
-    assert row is not None
-    read, imported, valid = (int(x) for x in row)
-    reasons = dict(
-        con.execute(
-            "SELECT _why, count(*) FROM _checked WHERE _why IS NOT NULL GROUP BY _why"
-        ).fetchall()
-    )
+        row = con.execute("SELECT count(*) FROM _new").fetchone()
+        imported = int(row[0]) if row else 0
     _drop_batch_tables(con)
     counts = TableCounts(
-        read=read,
-        imported=imported,
-        already_present=valid - imported,
-        quarantined=read - valid,
+        read=read, imported=imported, already_present=valid - imported, quarantined=bad
     )
-    return BatchResult(counts=counts, reasons={str(k): int(v) for k, v in reasons.items()})
+    return BatchResult(counts=counts, reasons=found)
 
 
 def _drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
-    for name in ("_checked", "_v", "_keep", "_bruns", "_typed0", "_typed1", "_typed2",
-                 "_typed", "_new"):  # fmt: skip
+    for name in ("_v", "_ins", "_bruns", "_typed1", "_typed2", "_typed", "_new"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 

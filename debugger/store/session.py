@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import duckdb
+import numpy as np
 import orjson
 import pyarrow as pa
 
@@ -21,6 +22,17 @@ IMPORT_CHECKPOINT_THRESHOLD = "256MB"
 """WAL size that triggers a checkpoint during an import (DuckDB's default is 16 MB)."""
 IMPORT_MEMORY_LIMIT = "512MB"
 """DuckDB's buffer pool during an import (batches are bounded; the rest is cache)."""
+COMMIT_ROWS = 250_000
+"""Rows gathered in one transaction before it commits (about two DuckDB row groups).
+
+Committing every 20k-row batch sent every row through the WAL first and rewrote it at the
+checkpoint: 200,000 rows took 3.7 s to store against 2.5 s in one transaction."""
+COMMIT_BYTES = 160 * 1024 * 1024
+"""...or once the uncommitted batches hold this much source data: the transaction's rows
+are held by DuckDB until the commit, and an import's memory stays bounded."""
+
+SCAN_SLICE_ROWS = 2048
+"""Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
 
 Progress = Callable[[str, int], None]
 """Called after each batch with (table, rows read so far in that table)."""
@@ -52,6 +64,10 @@ class ImportSession:
         self.reasons: Counter[str] = Counter()
         self._derive_parents = False
         self._started = time.perf_counter()
+        self._open = False
+        self._uncommitted = self._uncommitted_bytes = 0
+        row = con.execute("SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows").fetchone()
+        self._next_pos = (int(row[0]) if row else 0) + 1
         row = con.execute("SELECT nextval('source_seq')").fetchone()
         assert row is not None
         self.source_id = int(row[0])
@@ -81,32 +97,51 @@ class ImportSession:
         select_sql: str,
         derive_parents: bool = False,
     ) -> TableCounts:
-        """Ingest one batch in one transaction.
+        """Ingest one batch; batches commit together, about a row group at a time.
 
         Args:
             table: canonical table: checkpoints, effects or tool_calls.
             raw: the source rows; must carry a ``_key`` column (unique in the source table).
             select_sql: a SELECT over ``_raw`` giving the canonical columns of ``table``
-                plus ``_key`` and ``_reason`` (and optionally ``_raw_text``).
+                plus ``_key``, ``_pos`` and ``_reason`` (and optionally ``_raw_text``).
+                ``_pos``, each row's place in the import, is added to ``raw`` here.
             derive_parents: the source has no parent column; chain checkpoints in order.
 
         Returns:
             This batch's counts.
+
+        Raises:
+            duckdb.Error: the store failed; the uncommitted batches are rolled back.
         """
         con = self.con
         self._derive_parents |= derive_parents
-        con.execute("BEGIN")
+        n = raw.num_rows
+        pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
+        self._next_pos += n
+        if isinstance(raw, pa.RecordBatch):
+            raw = pa.Table.from_batches([raw])
+        # in slices (zero-copy), so that DuckDB scans the batch on every thread: a single
+        # record batch is scanned by one (validation and hashing took twice as long)
+        raw = pa.Table.from_batches(
+            raw.append_column("_pos", pos).combine_chunks().to_batches(SCAN_SLICE_ROWS)
+        )
+        if not self._open:
+            con.execute("BEGIN")
+            self._open = True
         try:
             con.register("_raw", raw)
             # a view, not a copy: validation reads the batch once, straight from _raw
             con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {select_sql}")
             result = ingest_batch(con, table, self.source_id, self.location)
-            con.execute("COMMIT")
         except Exception:
-            con.execute("ROLLBACK")
+            self.rollback()
             raise
         finally:
             con.unregister("_raw")
+        self._uncommitted += n
+        self._uncommitted_bytes += raw.nbytes
+        if self._uncommitted >= COMMIT_ROWS or self._uncommitted_bytes >= COMMIT_BYTES:
+            self.commit()
         before = self.counts.get(table, TableCounts())
         c = result.counts
         self.counts[table] = replace(
@@ -119,10 +154,27 @@ class ImportSession:
         self.reasons.update(result.reasons)
         return c
 
+    def commit(self) -> None:
+        """Commit the batches ingested since the last commit (a source that fails part-way
+        keeps the rows read before the failure)."""
+        if self._open:
+            self._open = False
+            self._uncommitted = self._uncommitted_bytes = 0
+            self.con.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Drop the uncommitted batches (the store failed while ingesting one)."""
+        if self._open:
+            self._open = False
+            self._uncommitted = self._uncommitted_bytes = 0
+            self.con.execute("ROLLBACK")
+
     def finish(self) -> ImportReport:
         """Derive parents and runs, record the source, and return the report."""
         con = self.con
-        con.execute("BEGIN")
+        if not self._open:
+            con.execute("BEGIN")
+        self._open = False
         try:
             if self._derive_parents:
                 derive_parents(con, self.source_id)
