@@ -210,22 +210,33 @@ def _json(col: str) -> str:
     return f"TRY_CAST(CAST({col} AS VARCHAR) AS JSON)"
 
 
-def typed(table: str, types: ColumnTypes) -> str:
-    """The typed, canonical values of a row of ``_staged`` (NULL where a value is not valid)."""
-    if table == "checkpoints":
-        return f"""
-        {_text("run_id")} AS run_id, {_text("parent_id")} AS parent_id,
-        {_int(types, "step_index")} AS step_index,
-        {_int(types, "schema_version")} AS schema_version,
-        {_ts(types, "created_at")} AS created_at, CAST(working_state AS VARCHAR) AS ws,
+def checkpoint_keys(types: ColumnTypes) -> str:
+    """The narrow, typed columns of a checkpoint: identity, order and the state's hash."""
+    return f"""
+        {_text("run_id")} AS run_id, {_int(types, "step_index")} AS step_index,
+        {_ts(types, "created_at")} AS created_at, {_text("checkpoint_id")} AS given_id,
+        md5(CAST(working_state AS VARCHAR)) AS state_hash,
+        strlen(CAST(working_state AS VARCHAR)) AS state_bytes"""
+
+
+def checkpoint_values(types: ColumnTypes) -> str:
+    """The other typed columns of a checkpoint, the state and documents among them."""
+    return f"""
+        {_text("parent_id")} AS parent_id, {_int(types, "schema_version")} AS schema_version,
+        CAST(working_state AS VARCHAR) AS ws,
         coalesce({_int(types, "tokens_spent")}, 0) AS tokens_spent,
         coalesce({_int(types, "steps_spent")}, 0) AS steps_spent,
         coalesce({_int(types, "wall_clock_ms")}, 0) AS wall_clock_ms,
         {_doc("pending_effects", "[]")} AS pending_effects,
         {_text("model_version")} AS model_version,
         {_doc("tool_versions", "{}")} AS tool_versions,
-        {_doc("metadata", "{}")} AS metadata,
-        {_text("checkpoint_id")} AS given_id"""
+        {_doc("metadata", "{}")} AS metadata"""
+
+
+def typed(table: str, types: ColumnTypes) -> str:
+    """The typed, canonical values of a row of ``_staged`` (NULL where a value is not valid)."""
+    if table == "checkpoints":
+        return f"{checkpoint_keys(types)}, {checkpoint_values(types)}"
     if table == "effects":
         return f"""
         {_text("run_id")} AS run_id, {_int(types, "step_index")} AS step_index,
@@ -293,26 +304,30 @@ def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, t
     )
 
 
-def _stage(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, int]:
+def _stage(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, int, ColumnTypes]:
     """Create ``_v``: every staged row once, typed, with its first failing reason (``_why``).
 
     The only pass over the batch's wide values: each JSON document is parsed once (by
     ``json_valid``) and each state hashed once; what follows reads ``_v``.
 
     Returns:
-        (rows read, rows quarantined).
+        (rows read, rows quarantined, the staged columns' types).
     """
     types = staged_types(con)
-    rows = f"SELECT _key, _pos, {_why(table, types)} AS _why, {typed(table, types)} FROM _staged"
     if table == "checkpoints":
+        # narrow: the states stay in the source batch until the insert reads them from there
         rows = f"""
-            WITH t AS ({rows}),
-            h AS (SELECT *, md5(ws) AS state_hash, strlen(ws) AS state_bytes FROM t)
-            SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM h"""
+            WITH t AS (SELECT _key, _pos, {_why(table, types)} AS _why, {checkpoint_keys(types)}
+                       FROM _staged)
+            SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM t"""
+    else:
+        rows = (
+            f"SELECT _key, _pos, {_why(table, types)} AS _why, {typed(table, types)} FROM _staged"
+        )
     con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {rows}")
     row = con.execute("SELECT count(*), count(_why) FROM _v").fetchone()
     assert row is not None
-    return int(row[0]), int(row[1])
+    return int(row[0]), int(row[1]), types
 
 
 def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -378,7 +393,7 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
-def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> int:
+def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes) -> int:
     """Insert the new, valid checkpoints of ``_v`` into the store; returns how many.
 
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
@@ -408,11 +423,12 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> int:
         f"""
         INSERT INTO checkpoint_rows
         SELECT v._pos, k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}), v.run_id,
-               v.checkpoint_id, v.parent_id, v.step_index, v.schema_version, v.created_at,
-               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN v.ws END,
-               v.state_hash, v.state_bytes, v.tokens_spent, v.steps_spent, v.wall_clock_ms,
-               v.pending_effects, v.model_version, v.tool_versions, v.metadata, ?
+               v.checkpoint_id, s.parent_id, v.step_index, s.schema_version, v.created_at,
+               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN s.ws END,
+               v.state_hash, v.state_bytes, s.tokens_spent, s.steps_spent, s.wall_clock_ms,
+               s.pending_effects, s.model_version, s.tool_versions, s.metadata, ?
         FROM _v v JOIN run_keys k USING (run_id)
+        JOIN (SELECT _pos, {checkpoint_values(types)} FROM _staged) s ON s._pos = v._pos
         WHERE v._why IS NULL {filters}""",
         [source_id],
     ).fetchone()
@@ -425,8 +441,8 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int) -> int:
             "WHERE ckpt_key BETWEEN (SELECT min(_pos) FROM _v) AND (SELECT max(_pos) FROM _v)"
         )
         con.execute(
-            "INSERT INTO large_states SELECT v._pos, v.ws FROM _v v "
-            "JOIN _ins i ON i.ckpt_key = v._pos WHERE i.large ORDER BY v._pos"
+            "INSERT INTO large_states SELECT s._pos, CAST(s.working_state AS VARCHAR) "
+            "FROM _staged s JOIN _ins i ON i.ckpt_key = s._pos WHERE i.large ORDER BY s._pos"
         )
         con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
     return n
@@ -449,7 +465,7 @@ def ingest_batch(
     Returns:
         The batch's counts and its quarantine reasons.
     """
-    read, bad = _stage(con, table)
+    read, bad, types = _stage(con, table)
     found: dict[str, int] = {}
     if bad:
         _quarantine(con, source_id, location, table)
@@ -461,7 +477,7 @@ def ingest_batch(
         }
     valid = read - bad
     if table == "checkpoints":
-        imported = _insert_checkpoints(con, source_id)
+        imported = _insert_checkpoints(con, source_id, types)
     else:
         _typed_with_ids(con, table)
         _mark_new(con, table)
