@@ -1,0 +1,99 @@
+"""The SQLite reader's ADBC fast path gives exactly what the stdlib path gives, and falls back.
+
+ADBC types a column from its first batch; values of another type there or later must not be
+coerced (3 -> 3.0, 3.5 -> "3.500000e+00") but read as the stdlib path reads them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import loaders.sqlite as sqlite_mod
+from loaders.sqlite import SqliteReader
+
+
+def _write(path: Path, rows: list[tuple[Any, ...]], decl: str = "a, b REAL, c TEXT") -> Path:
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE t ({decl})")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def _read(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch, batch_rows: int) -> list[Any]:
+    monkeypatch.setattr(sqlite_mod, "_fast_reader_available", lambda: fast)
+    with SqliteReader(path) as reader:
+        batches = list(reader.scan("t", batch_rows=batch_rows))
+    # batches may differ in type (a batch whose values mix types has that column as text)
+    return [b.schema for b in batches], [r for b in batches for r in b.to_pylist()], batches
+
+
+def _same(
+    path: Path, monkeypatch: pytest.MonkeyPatch, batch_rows: int = 1000, fast_ends: Any = None
+) -> list[Any]:
+    """Read both ways; the fast path must end as ``fast_ends`` says (done, fell back, ...)."""
+    slow_schemas, slow_rows, _ = _read(path, False, monkeypatch, batch_rows)
+    ends: list[Any] = []
+    original = SqliteReader._scan_fast
+
+    def spy(self: SqliteReader, *args: Any) -> Any:
+        result = yield from original(self, *args)
+        ends.append(result)
+        return result
+
+    monkeypatch.setattr(SqliteReader, "_scan_fast", spy)
+    fast_schemas, fast_rows, batches = _read(path, True, monkeypatch, batch_rows)
+    if fast_ends is not None:
+        assert ends == fast_ends
+    assert fast_rows == slow_rows
+    assert fast_schemas == slow_schemas
+    return batches
+
+
+def test_clean_table_reads_the_same_through_adbc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [(i, i / 2, f'{{"n": {i}}}') for i in range(500)]
+    path = _write(tmp_path / "clean.sqlite", rows)
+    batches = _same(path, monkeypatch, fast_ends=[sqlite_mod._DONE])
+    assert [b.schema.types[1] for b in batches] == [pa.int64()]
+    assert sum(b.num_rows for b in batches) == 500
+
+
+def test_mixed_types_in_first_batch_are_read_the_stdlib_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: list[tuple[Any, ...]] = [(1, 1.5, "x"), ("two", 2.5, "y"), (3.5, 3, "z")]
+    path = _write(tmp_path / "mixed.sqlite", rows)
+    batches = _same(path, monkeypatch, fast_ends=[None])
+    # the stdlib path keeps a column of mixed values as text: "3.5", not "3.500000e+00"
+    assert pa.Table.from_batches(batches).column("a").to_pylist() == ["1", "two", "3.5"]
+
+
+def test_a_later_value_of_another_type_continues_without_loss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(300)]
+    rows[250] = ("not a number", 1.0, "s")
+    path = _write(tmp_path / "late.sqlite", rows)
+    batches = _same(path, monkeypatch, batch_rows=100, fast_ends=[200])
+    keys = [k for b in batches for k in b.column("_key").to_pylist()]
+    assert keys == list(range(1, 301))
+    assert batches[0].schema.field("a").type == pa.int64()
+    assert batches[-1].schema.field("a").type == pa.string()
+
+
+def test_a_table_without_rowid_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    con = sqlite3.connect(tmp_path / "norowid.sqlite")
+    con.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b REAL, c TEXT) WITHOUT ROWID")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, 0.5, "c") for i in range(10)])
+    con.commit()
+    con.close()
+    batches = _same(tmp_path / "norowid.sqlite", monkeypatch)
+    assert sum(b.num_rows for b in batches) == 10
