@@ -38,7 +38,14 @@ _DUMP_OPTS = (
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+_PLAIN_TYPES = _SCALAR_TYPES | {dict, list}
 _dumps = orjson.dumps
+
+CHUNK = 32
+"""Sibling pairs tested at once by :func:`identical_pairs`: one ``==`` and one serialization
+per chunk instead of per pair. A state's large dicts and lists (thousands of messages or
+orders) are mostly unchanged from one step to the next, and testing their children one by one
+cost two ``orjson.dumps`` calls and a Python call per child."""
 
 OrderMatcher = Callable[[str | None], bool]
 """True when the list at this DeepDiff path is compared without regard to order."""
@@ -59,6 +66,37 @@ def identical(a: Any, b: Any) -> bool:
     if kind in _SCALAR_TYPES:
         return bool(a == b)
     if (kind is not dict and kind is not list) or a != b:
+        return False
+    try:
+        return _dumps(a, option=_DUMP_OPTS) == _dumps(b, option=_DUMP_OPTS)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def identical_pairs(olds: list[Any], news: list[Any]) -> list[bool]:
+    """``identical(olds[i], news[i])`` for every ``i`` (the lists have equal length).
+
+    Pairs are tested a chunk at a time: a chunk whose items are all plain JSON types, equal
+    with ``==`` and byte-identical when serialized as one list holds identical pairs only (a
+    JSON array's text splits into its items' texts one way, so equal list bytes mean equal
+    item bytes). Only a chunk that fails is tested pair by pair, so a large container with a
+    few changes costs a few C-level comparisons and serializations, not thousands of calls.
+    """
+    flags: list[bool] = []
+    for start in range(0, len(olds), CHUNK):
+        a, b = olds[start : start + CHUNK], news[start : start + CHUNK]
+        if len(a) > 1 and _chunk_identical(a, b):
+            flags += [True] * len(a)
+        else:
+            flags += [identical(x, y) for x, y in zip(a, b, strict=True)]
+    return flags
+
+
+def _chunk_identical(a: list[Any], b: list[Any]) -> bool:
+    """True when every pair of the two chunks is identical (see :func:`identical`)."""
+    if not set(map(type, a)) <= _PLAIN_TYPES or not set(map(type, b)) <= _PLAIN_TYPES:
+        return False
+    if a != b:  # cheap when they differ early; also tells NaN from None, which serialize alike
         return False
     try:
         return _dumps(a, option=_DUMP_OPTS) == _dumps(b, option=_DUMP_OPTS)
@@ -102,20 +140,19 @@ def _prune(
 def _prune_dict(
     old: dict[Any, Any], new: dict[Any, Any], path: str | None, ordered_off: OrderMatcher | None
 ) -> tuple[dict[Any, Any], dict[Any, Any]]:
-    common = sum(1 for key in old if key in new)
+    common = len(old.keys() & new.keys())
     if _reported_whole(common, len(old) + len(new) - common):
         # DeepDiff reports this dict as one values_changed with both whole dicts as values
         # (or, when exclusions shrink its union, descends): hand it over untouched.
         return old, new
-    same: list[Any] = []
+    keys = [key for key in old if key in new]
+    flags = identical_pairs([old[k] for k in keys], [new[k] for k in keys])
+    same = [key for key, flag in zip(keys, flags, strict=True) if flag]
     changed: dict[Any, tuple[Any, Any]] = {}
-    for key, value in old.items():
-        if key in new:
-            if identical(value, new[key]):
-                same.append(key)
-            else:
-                sub = _child_path(path, key) if ordered_off else None
-                changed[key] = _prune(value, new[key], sub, ordered_off)
+    for key, flag in zip(keys, flags, strict=True):
+        if not flag:
+            sub = _child_path(path, key) if ordered_off else None
+            changed[key] = _prune(old[key], new[key], sub, ordered_off)
     only = len(old) + len(new) - 2 * common
     keep = set(same[: _placeholders_needed(len(changed), len(same), only)])
     p_old: dict[Any, Any] = {}
@@ -154,20 +191,27 @@ def _placeholders_needed(changed: int, same: int, only: int) -> int:
     return m
 
 
+def _all_basic(items: list[Any]) -> bool:
+    """DeepDiff's test for difflib, ``all(isinstance(x, basic_types) ...)``, decided on the
+    set of item types first (C-level) and item by item only when that is not conclusive."""
+    if all(issubclass(kind, basic_types) for kind in set(map(type, items))):
+        return True
+    return all(isinstance(x, basic_types) for x in items)
+
+
 def _prune_list(
     old: list[Any], new: list[Any], path: str | None, ordered_off: OrderMatcher | None
 ) -> tuple[list[Any], list[Any]]:
     if ordered_off is not None and ordered_off(path):
         return old, new  # compared as multisets: every item takes part in the pairing
-    if all(isinstance(x, basic_types) for x in old) and all(
-        isinstance(x, basic_types) for x in new
-    ):
+    if _all_basic(old) and _all_basic(new):
         return old, new  # DeepDiff runs difflib over the whole sequences
     # Otherwise DeepDiff pairs items by position (zip_longest): index i against index i.
     p_new = list(new)
     p_old = list(old)
-    for i in range(min(len(old), len(new))):
-        if identical(old[i], new[i]):
+    n = min(len(old), len(new))
+    for i, flag in enumerate(identical_pairs(old[:n], new[:n])):
+        if flag:
             p_new[i] = old[i]
         else:
             sub = _child_path(path, i) if ordered_off else None

@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import pytest
 
 from debugger.diff import (
@@ -217,3 +218,21 @@ def test_threshold_rule_with_excluded_keys_decides_like_deepdiff() -> None:
     assert rows(old, new, ignore_paths=excluded) == [
         ("root['h']", "dictionary_item_added", None, 4)
     ]
+
+
+def test_type_changes_inside_large_containers_are_found() -> None:
+    # Large dicts and lists are tested a chunk of siblings at a time (diff_prune.CHUNK); a
+    # chunk equal with == but not in bytes (1 against 1.0 and True, deep inside one item)
+    # must still be looked into item by item.
+    old = {
+        "orders": {f"A-{i:04d}": {"qty": 1, "flags": [{"on": True}, 0]} for i in range(100)},
+        "messages": [{"n": i, "usage": {"tokens": 10}} for i in range(100)],
+    }
+    new = orjson.loads(orjson.dumps(old))
+    new["orders"]["A-0040"]["qty"] = 1.0
+    new["orders"]["A-0077"]["flags"][0]["on"] = 1
+    new["messages"][63]["usage"]["tokens"] = 10.0
+    new["messages"].append({"n": 100})
+    expected = plain_deepdiff_rows(old, new)
+    assert [r.kind for r in expected].count("type_changes") == 3
+    assert repr(diff_states(old, new)) == repr(expected)

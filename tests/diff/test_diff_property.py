@@ -13,6 +13,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from debugger import diff_prune
 from debugger.diff import diff_states, plain_deepdiff_rows
 
 KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
@@ -165,3 +166,19 @@ def test_ignore_options_match_plain_deepdiff(
         diff_states(old, new, ignore_paths=ignore, ignore_order=order),
         plain_deepdiff_rows(old, new, ignore_paths=ignore, ignore_order=order),
     )
+
+
+@SETTINGS
+@given(edited_pairs(), st.booleans())
+def test_chunked_identity_matches_plain_deepdiff(pair: tuple[Any, Any], via_json: bool) -> None:
+    """Siblings are tested a chunk at a time (diff_prune.CHUNK, 32 in use); with chunks of
+    two, the small generated states have many chunks, some with a change inside."""
+    old, new = pair
+    if via_json:
+        old, new = orjson.loads(orjson.dumps(old)), orjson.loads(orjson.dumps(new))
+    saved = diff_prune.CHUNK
+    diff_prune.CHUNK = 2
+    try:
+        same(diff_states(old, new), plain_deepdiff_rows(old, new))
+    finally:
+        diff_prune.CHUNK = saved
