@@ -48,7 +48,11 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
         f"""
         INSERT INTO runs
         WITH c AS (
-            SELECT * FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _tr)
+            -- every column but the state: the head's window would otherwise carry them all
+            SELECT ckpt_key, run_id, checkpoint_id, step_index, created_at, tokens_spent,
+                   steps_spent, wall_clock_ms, pending_effects, model_version, schema_version,
+                   metadata
+            FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _tr)
         ),
         head AS (
             SELECT * FROM c QUALIFY row_number() OVER (

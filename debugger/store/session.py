@@ -18,10 +18,21 @@ from debugger.model import ImportReport, TableCounts
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import TABLE_COLUMNS, derive_parents, ingest_batch
 
-IMPORT_CHECKPOINT_THRESHOLD = "256MB"
-"""WAL size that triggers a checkpoint during an import (DuckDB's default is 16 MB)."""
-IMPORT_MEMORY_LIMIT = "512MB"
-"""DuckDB's buffer pool during an import (batches are bounded; the rest is cache)."""
+IMPORT_SETTINGS = {
+    # WAL size that triggers a checkpoint (DuckDB's default is 16 MB)
+    "checkpoint_threshold": "256MB",
+    # DuckDB's buffer pool (batches are bounded; the rest is cache)
+    "memory_limit": "512MB",
+    # DuckDB buffers up to five row groups, or 1.2 GiB (derived from the default memory
+    # limit, not the one set here), before it writes an append out: with 9 KB states that
+    # buffer alone took an import of a 1 GB source past 2 GB of RSS
+    "write_buffer_row_group_count": "1",
+    "write_buffer_row_group_memory_limit": "64MB",
+    # hand freed memory back to the system instead of keeping up to 512 MB of it
+    "allocator_flush_threshold": "32MB",
+    "allocator_bulk_deallocation_flush_threshold": "64MB",
+}
+"""Connection settings during an import; the previous values are restored after it."""
 COMMIT_ROWS = 250_000
 """Rows gathered in one transaction before it commits (about two DuckDB row groups).
 
@@ -82,11 +93,11 @@ class ImportSession:
         # (written blocks are evicted, temp data spills to disk); both settings are restored.
         self._settings = {
             name: str(row[0])
-            for name in ("checkpoint_threshold", "memory_limit")
+            for name in IMPORT_SETTINGS
             if (row := con.execute(f"SELECT current_setting('{name}')").fetchone())
         }
-        con.execute(f"SET checkpoint_threshold = '{IMPORT_CHECKPOINT_THRESHOLD}'")
-        con.execute(f"SET memory_limit = '{IMPORT_MEMORY_LIMIT}'")
+        for name, value in IMPORT_SETTINGS.items():
+            con.execute(f"SET {name} = '{value}'")
         for table in TABLE_COLUMNS:
             con.execute(f"DROP TABLE IF EXISTS _occ_{table}")
 
@@ -118,13 +129,18 @@ class ImportSession:
         n = raw.num_rows
         pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
         self._next_pos += n
-        if isinstance(raw, pa.RecordBatch):
-            raw = pa.Table.from_batches([raw])
         # in slices (zero-copy), so that DuckDB scans the batch on every thread: a single
         # record batch is scanned by one (validation and hashing took twice as long)
-        raw = pa.Table.from_batches(
-            raw.append_column("_pos", pos).combine_chunks().to_batches(SCAN_SLICE_ROWS)
-        )
+        parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
+        schema = pa.schema([*raw.schema, pa.field("_pos", pa.int64())])
+        slices, at = [], 0
+        for part in parts:
+            for start in range(0, part.num_rows, SCAN_SLICE_ROWS):
+                piece = part.slice(start, SCAN_SLICE_ROWS)
+                cols = [*piece.columns, pos.slice(at, piece.num_rows)]
+                slices.append(pa.RecordBatch.from_arrays(cols, schema=schema))
+                at += piece.num_rows
+        raw = pa.Table.from_batches(slices, schema=schema)
         if not self._open:
             con.execute("BEGIN")
             self._open = True
@@ -214,8 +230,15 @@ class ImportSession:
                 self.con.execute(f"SET {name} = '{value}'")
 
     def _checkpoint(self) -> None:
-        """Restore the settings the import changed and write the imported rows into the file now."""
-        self.restore_settings()
-        # if another transaction is open on this database, it happens on close instead
-        with contextlib.suppress(duckdb.Error):
-            self.con.execute("CHECKPOINT")
+        """Write the imported rows into the file now, then restore the settings.
+
+        In that order: the checkpoint rewrites the row groups whose parents were filled in,
+        and under DuckDB's default memory limit it held them all (2 GB of RSS for a 1 GB
+        source).
+        """
+        try:
+            # if another transaction is open on this database, it happens on close instead
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute("CHECKPOINT")
+        finally:
+            self.restore_settings()
