@@ -13,8 +13,11 @@ builds a pair of reduced trees that DeepDiff reports exactly the same rows for:
   is reported as one changed value) depends on the number of common keys, so enough identical
   keys stay behind as same-object placeholders to keep the rule's decision unchanged;
 - list indices are paths, so identical list items are never removed, only replaced by the old
-  side's object; lists DeepDiff compares with difflib (every item a scalar) or without order
-  are handed over whole, because their result depends on every item.
+  side's object; lists compared without order are handed over whole, because every item
+  takes part in the pairing. Lists DeepDiff aligns with difflib (every item a scalar) keep
+  every item too, with identical ones replaced by the old side's object: difflib matches
+  items by equality, so the same values in other objects align exactly as before, while
+  DeepDiff's item-by-item pass then skips them by identity.
 
 Strict identity never uses plain ``==`` alone: ``1 == 1.0 == True`` in Python, while DeepDiff
 reports them as type changes.
@@ -22,7 +25,8 @@ reports them as type changes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -42,7 +46,7 @@ _PLAIN_TYPES = _SCALAR_TYPES | {dict, list}
 _dumps = orjson.dumps
 
 CHUNK = 32
-"""Sibling pairs tested at once by :func:`identical_pairs`: one ``==`` and one serialization
+"""Sibling pairs tested at once by :func:`differing`: one ``==`` and one serialization
 per chunk instead of per pair. A state's large dicts and lists (thousands of messages or
 orders) are mostly unchanged from one step to the next, and testing their children one by one
 cost two ``orjson.dumps`` calls and a Python call per child."""
@@ -63,6 +67,8 @@ def identical(a: Any, b: Any) -> bool:
     kind = type(a)
     if kind is not type(b):
         return False
+    if kind is float:  # 0.0 == -0.0, but they print apart where a list shows either side
+        return bool(a == b) and math.copysign(1.0, a) == math.copysign(1.0, b)
     if kind in _SCALAR_TYPES:
         return bool(a == b)
     if (kind is not dict and kind is not list) or a != b:
@@ -73,23 +79,23 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-def identical_pairs(olds: list[Any], news: list[Any]) -> list[bool]:
-    """``identical(olds[i], news[i])`` for every ``i`` (the lists have equal length).
+def differing(olds: list[Any], news: list[Any]) -> list[int]:
+    """Indices ``i`` where ``identical(olds[i], news[i])`` is false (equal-length lists).
 
     Pairs are tested a chunk at a time: a chunk whose items are all plain JSON types, equal
     with ``==`` and byte-identical when serialized as one list holds identical pairs only (a
     JSON array's text splits into its items' texts one way, so equal list bytes mean equal
     item bytes). Only a chunk that fails is tested pair by pair, so a large container with a
-    few changes costs a few C-level comparisons and serializations, not thousands of calls.
+    few changes costs a few C-level comparisons and serializations, not thousands of calls,
+    and the caller loops over the few changed indices, not over every sibling.
     """
-    flags: list[bool] = []
+    out: list[int] = []
     for start in range(0, len(olds), CHUNK):
         a, b = olds[start : start + CHUNK], news[start : start + CHUNK]
         if len(a) > 1 and _chunk_identical(a, b):
-            flags += [True] * len(a)
-        else:
-            flags += [identical(x, y) for x, y in zip(a, b, strict=True)]
-    return flags
+            continue
+        out += [start + i for i, (x, y) in enumerate(zip(a, b, strict=True)) if not identical(x, y)]
+    return out
 
 
 def _chunk_identical(a: list[Any], b: list[Any]) -> bool:
@@ -145,16 +151,16 @@ def _prune_dict(
         # DeepDiff reports this dict as one values_changed with both whole dicts as values
         # (or, when exclusions shrink its union, descends): hand it over untouched.
         return old, new
+    if common == len(old) == len(new) and list(old) == list(new):
+        return _prune_same_keys(old, new, path, ordered_off)
     keys = [key for key in old if key in new]
-    flags = identical_pairs([old[k] for k in keys], [new[k] for k in keys])
-    same = [key for key, flag in zip(keys, flags, strict=True) if flag]
     changed: dict[Any, tuple[Any, Any]] = {}
-    for key, flag in zip(keys, flags, strict=True):
-        if not flag:
-            sub = _child_path(path, key) if ordered_off else None
-            changed[key] = _prune(old[key], new[key], sub, ordered_off)
+    for i in differing([old[k] for k in keys], [new[k] for k in keys]):
+        sub = _child_path(path, keys[i]) if ordered_off else None
+        changed[keys[i]] = _prune(old[keys[i]], new[keys[i]], sub, ordered_off)
     only = len(old) + len(new) - 2 * common
-    keep = set(same[: _placeholders_needed(len(changed), len(same), only)])
+    needed = _placeholders_needed(len(changed), common - len(changed), only)
+    keep = set([key for key in keys if key not in changed][:needed])
     p_old: dict[Any, Any] = {}
     for key, value in old.items():
         if key in changed:
@@ -169,6 +175,26 @@ def _prune_dict(
             p_new[key] = old[key]  # the same object: DeepDiff skips it by identity
         elif key not in old:
             p_new[key] = value
+    return p_old, p_new
+
+
+def _prune_same_keys(
+    old: dict[Any, Any], new: dict[Any, Any], path: str | None, ordered_off: OrderMatcher | None
+) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """:func:`_prune_dict` for the common case of the same keys in the same order.
+
+    No key is on one side only, so the threshold rule needs no placeholders and both reduced
+    dicts hold the differing keys alone, in the original order; each side keeps its own key
+    objects (``1`` and ``1.0`` are the same key but print apart in DeepDiff's paths). Only
+    the differing keys are visited in Python, not the thousands of identical siblings.
+    """
+    old_keys, new_keys = list(old), list(new)
+    olds, news = list(old.values()), list(new.values())
+    p_old: dict[Any, Any] = {}
+    p_new: dict[Any, Any] = {}
+    for i in differing(olds, news):
+        sub = _child_path(path, old_keys[i]) if ordered_off else None
+        p_old[old_keys[i]], p_new[new_keys[i]] = _prune(olds[i], news[i], sub, ordered_off)
     return p_old, p_new
 
 
@@ -191,9 +217,12 @@ def _placeholders_needed(changed: int, same: int, only: int) -> int:
     return m
 
 
-def _all_basic(items: list[Any]) -> bool:
+def all_basic(items: Iterable[Any]) -> bool:
     """DeepDiff's test for difflib, ``all(isinstance(x, basic_types) ...)``, decided on the
-    set of item types first (C-level) and item by item only when that is not conclusive."""
+    set of item types first (C-level) and item by item only when that is not conclusive
+    (an object may claim a basic ``__class__``); that loop stops at the first other item.
+
+    ``items`` must be re-iterable (a list or other sequence, never a generator)."""
     if all(issubclass(kind, basic_types) for kind in set(map(type, items))):
         return True
     return all(isinstance(x, basic_types) for x in items)
@@ -204,16 +233,19 @@ def _prune_list(
 ) -> tuple[list[Any], list[Any]]:
     if ordered_off is not None and ordered_off(path):
         return old, new  # compared as multisets: every item takes part in the pairing
-    if _all_basic(old) and _all_basic(new):
-        return old, new  # DeepDiff runs difflib over the whole sequences
-    # Otherwise DeepDiff pairs items by position (zip_longest): index i against index i.
-    p_new = list(new)
-    p_old = list(old)
     n = min(len(old), len(new))
-    for i, flag in enumerate(identical_pairs(old[:n], new[:n])):
-        if flag:
-            p_new[i] = old[i]
-        else:
-            sub = _child_path(path, i) if ordered_off else None
-            p_old[i], p_new[i] = _prune(old[i], new[i], sub, ordered_off)
+    changed = differing(old[:n], new[:n])
+    # Identical items become the old side's objects (slices: no Python loop over them).
+    p_new = old[:n] + new[n:]
+    if all_basic(old) and all_basic(new):
+        # DeepDiff aligns the whole sequences with difflib, which matches items by equality:
+        # every item stays, and scalars have nothing inside to prune.
+        for i in changed:
+            p_new[i] = new[i]
+        return old, p_new
+    # Otherwise DeepDiff pairs items by position (zip_longest): index i against index i.
+    p_old = list(old)
+    for i in changed:
+        sub = _child_path(path, i) if ordered_off else None
+        p_old[i], p_new[i] = _prune(old[i], new[i], sub, ordered_off)
     return p_old, p_new

@@ -11,12 +11,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
+from types import GeneratorType
 from typing import Any
 
 from deepdiff import DeepDiff
-from deepdiff.helper import add_root_to_paths, separate_wildcard_and_exact_paths
+from deepdiff.helper import (
+    ListItemRemovedOrAdded,
+    Opcode,
+    add_root_to_paths,
+    notpresent,
+    separate_wildcard_and_exact_paths,
+)
 
-from debugger.diff_prune import identical, prune
+from debugger.diff_prune import all_basic, identical, prune
+from debugger.diff_sequence import opcodes as sequence_opcodes
 from debugger.errors import StepscopeError
 
 PathPattern = str | re.Pattern[str]
@@ -155,18 +165,106 @@ def _split(patterns: Patterns) -> tuple[list[str], list[re.Pattern[str]]]:
 
 
 class _PrunedDeepDiff(DeepDiff):  # type: ignore[misc]
-    """DeepDiff that does not even visit list items it would skip by identity.
+    """DeepDiff that does not even visit list items it would skip by identity, and aligns
+    lists of scalars without running difflib over their common ends.
 
     Positional list comparison pairs item i with item i; for a pair whose two sides are the
     same object, DeepDiff creates a child level and then returns at its ``t1 is t2`` check,
     reporting nothing. Pruning makes every identical item such a pair, so dropping those
     pairs up front changes no result and saves the per-item level objects (most of the time
-    on a state with thousands of messages).
+    on a state with thousands of messages). The pairs are found with C-level ``map`` and
+    ``compress``, so the thousands of skipped ones cost no Python loop either.
     """
 
-    def _get_matching_pairs(self, *args: Any, **kwargs: Any) -> list[Any]:
-        pairs = super()._get_matching_pairs(*args, **kwargs)
-        return [p for p in pairs if not (p[0][0] == p[0][1] and p[1][0] is p[1][1])]
+    def _compare_in_order(
+        self,
+        level: Any,
+        t1_from_index: int | None = None,
+        t1_to_index: int | None = None,
+        t2_from_index: int | None = None,
+        t2_to_index: int | None = None,
+    ) -> list[Any]:
+        # DeepDiff's own pairing (zip_longest from the given offsets), minus same-index
+        # pairs of one object, which DeepDiff would visit and report nothing for.
+        if t1_from_index is None or t2_from_index is None:
+            t1, t2, off1, off2 = level.t1, level.t2, 0, 0
+        else:
+            t1 = level.t1[t1_from_index:t1_to_index]
+            t2 = level.t2[t2_from_index:t2_to_index]
+            off1, off2 = t1_from_index, t2_from_index
+        t1, t2 = list(t1), list(t2)
+        n = min(len(t1), len(t2))
+        keep: Iterable[int] = range(n)
+        if off1 == off2:
+            keep = compress(range(n), map(is_not, t1, t2))
+        pairs = [((k + off1, k + off2), (t1[k], t2[k])) for k in keep]
+        gone = ListItemRemovedOrAdded  # zip_longest's fill value for the longer side's tail
+        for k in range(n, max(len(t1), len(t2))):
+            x, y = (t1[k], gone) if k < len(t1) else (gone, t2[k])
+            pairs.append(((k + off1, k + off2), (x, y)))
+        return pairs
+
+    def _all_values_basic_hashable(self, iterable: Any) -> bool:
+        # DeepDiff's test (every item an instance of basic_types; never a generator), decided
+        # on the set of item types in C rather than a Python loop over thousands of items.
+        if isinstance(iterable, GeneratorType):
+            return False
+        return all_basic(iterable)
+
+    def _diff_ordered_iterable_by_difflib(
+        self,
+        level: Any,
+        local_tree: Any,
+        parents_ids: frozenset[int] = frozenset(),
+        _original_type: Any = None,
+        child_relationship_class: Any = None,
+    ) -> list[Opcode]:
+        # DeepDiff's method (deepdiff 8-9) with difflib's opcodes from debugger.diff_sequence,
+        # which are exactly difflib's; the rest is DeepDiff's body unchanged.
+        t1, t2 = level.t1, level.t2
+        out = []
+        for tag, i1, i2, j1, j2 in sequence_opcodes(t1, t2):
+            if tag == "equal":
+                out.append(Opcode(tag, i1, i2, j1, j2))
+                continue
+            out.append(Opcode(tag, i1, i2, j1, j2, old_values=t1[i1:i2], new_values=t2[j1:j2]))
+            if tag == "replace":
+                self._diff_by_forming_pairs_and_comparing_one_by_one(  # type: ignore[no-untyped-call]
+                    level,
+                    local_tree=local_tree,
+                    parents_ids=parents_ids,
+                    _original_type=_original_type,
+                    child_relationship_class=child_relationship_class,
+                    t1_from_index=i1,
+                    t1_to_index=i2,
+                    t2_from_index=j1,
+                    t2_to_index=j2,
+                )
+            elif tag == "delete":
+                for index, x in enumerate(t1[i1:i2]):
+                    change = level.branch_deeper(
+                        x,
+                        notpresent,
+                        child_relationship_class=child_relationship_class,
+                        child_relationship_param=index + i1,
+                        child_relationship_param2=index + i1,
+                    )
+                    self._report_result(  # type: ignore[no-untyped-call]
+                        "iterable_item_removed", change, local_tree=local_tree
+                    )
+            elif tag == "insert":
+                for index, y in enumerate(t2[j1:j2]):
+                    change = level.branch_deeper(
+                        notpresent,
+                        y,
+                        child_relationship_class=child_relationship_class,
+                        child_relationship_param=index + j1,
+                        child_relationship_param2=index + j1,
+                    )
+                    self._report_result(  # type: ignore[no-untyped-call]
+                        "iterable_item_added", change, local_tree=local_tree
+                    )
+        return out
 
 
 def diff_states(
