@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(promote: bool = False) -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a step's view is built.
 
     Parsing and diffing a 1 MB state allocates some 100,000 dicts and lists, and every burst
@@ -29,6 +29,16 @@ def gc_paused() -> Iterator[None]:
     stepping make the older generations large: measured, a 1 MB step took 82 ms with the
     collector running and 35-46 ms without. Parsed JSON has no reference cycles, so nothing
     is lost by collecting afterwards. Only re-enabled if it was enabled (threads may nest).
+
+    Args:
+        promote: move what was allocated meanwhile straight into the oldest generation
+            (``gc.freeze()`` then ``gc.unfreeze()``: two list splices, no traversal) instead
+            of leaving it young. The Timeline's step does this: the state it parsed is kept
+            for stepping, and the young-generation pass that would only find it alive cost
+            2-3 ms of a 1 MB step (measured, load ~4.6: median CPU 35.8 -> 32.7 ms). Cyclic
+            garbage made meanwhile (DeepDiff's levels, a few per changed path) then waits for
+            the next full collection. Skipped when something else has frozen objects, so
+            their freeze is never undone.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -36,6 +46,9 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if promote and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

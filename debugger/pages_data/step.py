@@ -291,7 +291,7 @@ def step_view(
     if step is not None and checkpoint_id is None and refs[pos].step_index != step:
         store.checkpoint(run_id, step)  # the step does not exist: raises NotFound
     prev_ref = previous_ref(refs, pos)
-    with gc_paused():
+    with gc_paused(promote=True):
         prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
         return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
 

@@ -101,3 +101,27 @@ def test_findings_after_the_last_checkpoint_belong_to_it() -> None:
         None: ["b"],
         2: ["c"],
     }
+
+
+def test_gc_pause_promotes_what_it_allocated_and_restores_the_collector() -> None:
+    import gc
+
+    from debugger.pages_data.recent import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused(promote=True):
+        assert not gc.isenabled()
+        kept = [[i] for i in range(5_000)]  # a parsed state's lists, kept for stepping
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0  # moved to the oldest generation, not left frozen
+    assert gc.get_count()[0] < 1_000  # no young-generation pass left to traverse them
+    assert all(gc.is_tracked(x) for x in kept[:10])
+    # Objects someone else froze stay frozen: the pause then only re-enables the collector.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused(promote=True):
+            kept.append([0])
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
