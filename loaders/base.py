@@ -25,10 +25,22 @@ from debugger.errors import FlavourError, StepscopeError
 from debugger.model import ImportReport
 from debugger.store import Store
 
-BATCH_ROWS = 20_000
+BATCH_ROWS = 16_384
 """Default rows per batch; readers may lower it for wide rows to bound memory."""
 BATCH_BYTES = 48 * 1024 * 1024
 """Rough upper bound of one batch's size in memory; readers size batches from it."""
+
+
+def aligned_rows(rows: int) -> int:
+    """The largest power of two not above ``rows`` (at least 64, at most ``BATCH_ROWS``).
+
+    The store's row groups hold 16,384 rows (``debugger.store.ROW_GROUP_SIZE``). Batches
+    of a power of two rows fill them exactly, so the import can commit at a row group's end
+    and no commit leaves a part-filled group that the next one rewrites.
+    """
+    rows = max(64, min(rows, BATCH_ROWS))
+    return 1 << (rows.bit_length() - 1)
+
 
 ProgressFn = Callable[[str, int, int | None], None]
 """Called as ``progress(table, rows_read_so_far, total_rows_or_None)`` after each batch."""
@@ -52,8 +64,11 @@ class SourceReader(ABC):
     @abstractmethod
     def scan(
         self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
-    ) -> Iterator[pa.RecordBatch]:
+    ) -> Iterator[pa.RecordBatch | pa.Table]:
         """Stream a table's rows in batches, each with a ``_key`` BIGINT column.
+
+        Batches hold the same number of rows (but the last), a power of two where the
+        reader can (:func:`aligned_rows`).
 
         Raises:
             SourceError: the source cannot be read (corrupt, gone, no access).
@@ -89,7 +104,7 @@ class TablePlan:
     table: str
     """Canonical table: checkpoints, effects or tool_calls."""
     batches: Iterator[pa.RecordBatch | pa.Table]
-    """Raw batches, each with ``_key``."""
+    """Raw batches, each with ``_key``; all but the last of the same number of rows."""
     select_sql: str
     """SELECT over ``_raw`` yielding canonical columns + ``_key`` + ``_reason``."""
     derive_parents: bool = False

@@ -26,7 +26,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
-from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
 from loaders.prefetch import prefetched
 
 CONNECT_TIMEOUT_S = 10
@@ -232,7 +232,7 @@ class PostgresReader(SourceReader):
             what=f"table {table}",
         )
         per_row = max(1, int(rows[0][0] or 0))
-        return max(100, min(batch_rows, BATCH_BYTES // per_row))
+        return aligned_rows(min(batch_rows, BATCH_BYTES // per_row))
 
     def scan(
         self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS

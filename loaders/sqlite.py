@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
-from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
 from loaders.prefetch import prefetched
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -121,10 +121,10 @@ class SqliteReader(SourceReader):
         # Size batches from a small sample so that wide rows (large states) stay bounded.
         sample = self.con.execute(f"SELECT * FROM {_quote(table)} LIMIT 64").fetchall()
         if not sample:
-            return batch_rows
+            return aligned_rows(batch_rows)
         size = sum(sum(len(v) if isinstance(v, str | bytes) else 8 for v in r) for r in sample)
         per_row = max(1, size // len(sample))
-        return max(100, min(batch_rows, BATCH_BYTES // per_row))
+        return aligned_rows(min(batch_rows, BATCH_BYTES // per_row))
 
     def scan(
         self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS

@@ -24,7 +24,7 @@ from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.settings import DEFAULT_STORE, default_store_path
 from debugger.store import reads
-from debugger.store.schema import CURRENT_VERSION, applied_version, migrate
+from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 from debugger.store.session import ImportSession, strip_credentials
 
 __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
@@ -54,6 +54,20 @@ def _check_file(path: str) -> None:
     )
 
 
+def _attach(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection whose default database is the store, attached with ROW_GROUP_SIZE."""
+    con = duckdb.connect(":memory:")
+    try:
+        quoted = path.replace("'", "''")
+        options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
+        con.execute(f"ATTACH '{quoted}' AS store ({options})")
+        con.execute("USE store")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     if read_only and path != ":memory:" and not Path(path).exists():
         raise StoreError(
@@ -62,7 +76,7 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         )
     _check_file(path)
     try:
-        con = duckdb.connect(path, read_only=read_only)
+        con = _attach(path, read_only)
     except duckdb.IOException as e:
         text = str(e)
         if "lock" in text.lower() and read_only:

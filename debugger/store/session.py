@@ -17,6 +17,7 @@ import pyarrow as pa
 from debugger.model import ImportReport, TableCounts
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import TABLE_COLUMNS, derive_parents, ingest_batch
+from debugger.store.schema import ROW_GROUP_SIZE
 
 IMPORT_SETTINGS = {
     # WAL size that triggers a checkpoint (DuckDB's default is 16 MB)
@@ -33,14 +34,16 @@ IMPORT_SETTINGS = {
     "allocator_bulk_deallocation_flush_threshold": "64MB",
 }
 """Connection settings during an import; the previous values are restored after it."""
-COMMIT_ROWS = 250_000
-"""Rows gathered in one transaction before it commits (about two DuckDB row groups).
+COMMIT_BYTES = 128 * 1024 * 1024
+"""Source data gathered in one transaction before it commits at the end of a row group.
 
-Committing every 20k-row batch sent every row through the WAL first and rewrote it at the
-checkpoint: 200,000 rows took 3.7 s to store against 2.5 s in one transaction."""
-COMMIT_BYTES = 160 * 1024 * 1024
-"""...or once the uncommitted batches hold this much source data: the transaction's rows
-are held by DuckDB until the commit, and an import's memory stays bounded."""
+DuckDB keeps every Arrow batch an open transaction has read until it ends (measured), so an
+import that was one transaction held its whole source in memory. Commits come once this
+much is gathered and the table ends on a full row group (``ROW_GROUP_SIZE``; batches are
+a power of two rows), so DuckDB has written those groups already and no later commit
+rewrites them; at twice this much it commits regardless (rows rejected or already present
+move the boundary). Committing every 20k-row batch instead sent every row through the WAL
+and rewrote it at the checkpoint. A source that fails part-way is committed up to there."""
 
 SCAN_SLICE_ROWS = 2048
 """Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
@@ -76,9 +79,12 @@ class ImportSession:
         self._derive_parents = False
         self._started = time.perf_counter()
         self._open = False
-        self._uncommitted = self._uncommitted_bytes = 0
-        row = con.execute("SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows").fetchone()
+        self._uncommitted_bytes = 0
+        row = con.execute(
+            "SELECT coalesce(max(ckpt_key), 0), count(*) FROM checkpoint_rows"
+        ).fetchone()
         self._next_pos = (int(row[0]) if row else 0) + 1
+        self._table_rows = int(row[1]) if row else 0
         row = con.execute("SELECT nextval('source_seq')").fetchone()
         assert row is not None
         self.source_id = int(row[0])
@@ -154,9 +160,13 @@ class ImportSession:
             raise
         finally:
             con.unregister("_raw")
-        self._uncommitted += n
         self._uncommitted_bytes += raw.nbytes
-        if self._uncommitted >= COMMIT_ROWS or self._uncommitted_bytes >= COMMIT_BYTES:
+        if table == "checkpoints":
+            self._table_rows += result.counts.imported
+        full = self._uncommitted_bytes >= COMMIT_BYTES
+        if (full and self._table_rows % ROW_GROUP_SIZE == 0) or (
+            self._uncommitted_bytes >= 2 * COMMIT_BYTES
+        ):
             self.commit()
         before = self.counts.get(table, TableCounts())
         c = result.counts
@@ -175,14 +185,14 @@ class ImportSession:
         keeps the rows read before the failure)."""
         if self._open:
             self._open = False
-            self._uncommitted = self._uncommitted_bytes = 0
+            self._uncommitted_bytes = 0
             self.con.execute("COMMIT")
 
     def rollback(self) -> None:
         """Drop the uncommitted batches (the store failed while ingesting one)."""
         if self._open:
             self._open = False
-            self._uncommitted = self._uncommitted_bytes = 0
+            self._uncommitted_bytes = 0
             self.con.execute("ROLLBACK")
 
     def finish(self) -> ImportReport:

@@ -82,11 +82,12 @@ def test_a_later_value_of_another_type_continues_without_loss(
     rows: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(300)]
     rows[250] = ("not a number", 1.0, "s")
     path = _write(tmp_path / "late.sqlite", rows)
-    batches = _same(path, monkeypatch, batch_rows=100, fast_ends=[200])
+    batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[192])
     keys = [k for b in batches for k in b.column("_key").to_pylist()]
     assert keys == list(range(1, 301))
     assert batches[0].schema.field("a").type == pa.int64()
-    assert batches[-1].schema.field("a").type == pa.string()
+    odd = next(b for b in batches if 251 in b.column("_key").to_pylist())
+    assert odd.schema.field("a").type == pa.string()
 
 
 def test_a_table_without_rowid_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

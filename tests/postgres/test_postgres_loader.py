@@ -55,7 +55,8 @@ def test_streams_in_bounded_batches(pg_server: PgServer) -> None:
     write_native_postgres(url, rows, [], [])
     with PostgresReader(url) as reader:
         batches = list(reader.scan("checkpoints", batch_rows=100))
-    assert [b.num_rows for b in batches] == [100] * 10
+    # a power of two at most (batches fill the store's row groups exactly)
+    assert [b.num_rows for b in batches] == [64] * 15 + [40]
     keys = [k for b in batches for k in b.column("_key").to_pylist()]
     assert keys == list(range(1000))
     assert batches[0].schema.field("working_state").type == "string"  # jsonb as JSON text

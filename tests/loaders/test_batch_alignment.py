@@ -1,0 +1,61 @@
+"""Batches fill the store's row groups exactly, and an import that commits many times stores
+the same rows as one that commits once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import debugger.store.session as session_mod
+from debugger.store import Store
+from loaders.base import aligned_rows, import_source
+from loaders.parquet import ParquetReader
+from tests.fixtures.native import native_rows, write_native_sqlite
+
+
+def test_aligned_rows_is_a_power_of_two_within_bounds() -> None:
+    assert aligned_rows(20_000) == 16_384
+    assert aligned_rows(5_000) == 4_096
+    assert aligned_rows(1) == 64
+    assert aligned_rows(4_096) == 4_096
+
+
+def test_parquet_batches_are_exact_across_files_and_row_groups(tmp_path: Path) -> None:
+    root = tmp_path / "ds"
+    for day, n in (("2026-11-01", 150), ("2026-11-02", 70)):
+        part = root / f"day={day}"
+        part.mkdir(parents=True)
+        table = pa.table({"run_id": [f"r-{day}"] * n, "step_index": list(range(n))})
+        pq.write_table(table, part / "f.parquet", row_group_size=33)
+    with ParquetReader(str(root)) as reader:
+        batches = list(reader.scan("checkpoints", batch_rows=64))
+    assert [b.num_rows for b in batches] == [64, 64, 64, 28]
+    rows = [r for b in batches for r in b.to_pylist()]
+    assert [(r["day"], r["step_index"]) for r in rows][149:151] == [
+        ("2026-11-01", 149),
+        ("2026-11-02", 0),
+    ]
+    assert len({r["_key"] for r in rows}) == 220
+
+
+def test_many_commits_store_what_one_commit_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write_native_sqlite(tmp_path / "n.sqlite", native_rows(runs=40, steps=30))
+
+    def stored(path: Path) -> list[tuple[object, ...]]:
+        with Store.open(path) as store:
+            report = import_source(store, str(source))
+            assert report.total.imported == 1200
+            return store.con.execute(
+                "SELECT run_id, step_index, checkpoint_id, parent_id, state_hash "
+                "FROM checkpoints ORDER BY run_id, step_index"
+            ).fetchall()
+
+    once = stored(tmp_path / "once.duckdb")
+    monkeypatch.setattr(session_mod, "COMMIT_BYTES", 1)  # commit after every batch
+    many = stored(tmp_path / "many.duckdb")
+    assert many == once
