@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import orjson
 
+from debugger.diff_prune import ChunkMemo
 from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
 from debugger.model import Checkpoint
 
@@ -167,6 +168,8 @@ def diff_checkpoints(
     b: Checkpoint,
     ignore_paths: Patterns = (),
     ignore_order: Patterns = (),
+    *,
+    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
 ) -> CheckpointDiff:
     """Diff two checkpoints: state rows plus budgets, pending effects and metadata.
 
@@ -175,6 +178,7 @@ def diff_checkpoints(
         b: the new side (a later step, another run, or a replay).
         ignore_paths: state paths to leave out (see :func:`debugger.diff.diff_states`).
         ignore_order: state lists compared without regard to order.
+        memos: the working states' chunk memos (see :func:`debugger.diff.diff_states`).
 
     Returns:
         The :class:`CheckpointDiff`.
@@ -183,7 +187,9 @@ def diff_checkpoints(
     return CheckpointDiff(
         a=CheckpointRef.of(a),
         b=CheckpointRef.of(b),
-        state=diff_states(a.working_state, b.working_state, ignore_paths, ignore_order),
+        state=diff_states(
+            a.working_state, b.working_state, ignore_paths, ignore_order, memos=memos
+        ),
         budgets=diff_budgets(a, b),
         effects=diff_pending_effects(a.pending_effects, b.pending_effects),
         metadata=diff_states(_meta(a), _meta(b)),

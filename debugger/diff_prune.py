@@ -5,9 +5,10 @@ database never share objects, so plain DeepDiff walks every node of both states.
 builds a pair of reduced trees that DeepDiff reports exactly the same rows for:
 
 - a subtree whose two sides are strictly identical (same types at every node, same
-  serialized bytes, and ``==``) is dropped from a dict, or, where dropping would change what
-  DeepDiff sees, replaced on the new side by the old side's object, which DeepDiff skips by
-  identity;
+  serialized bytes, and ``==``; for values known to come from a JSON parser, bytes without a
+  ``null`` suffice, see :class:`ChunkMemo`) is dropped from a dict, or, where dropping would
+  change what DeepDiff sees, replaced on the new side by the old side's object, which
+  DeepDiff skips by identity;
 - dict keys are kept in their original order, so DeepDiff discovers changes in the same order;
 - DeepDiff's ``threshold_to_diff_deeper`` rule (a dict whose keys overlap by less than a third
   is reported as one changed value) depends on the number of common keys, so enough identical
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -79,7 +81,82 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-def differing(olds: list[Any], news: list[Any]) -> list[int]:
+class ChunkMemo:
+    """The serialized chunks of one parsed state, kept with it while it is kept for stepping.
+
+    Stepping forward diffs the state just left with the next one; the old side's chunks were
+    serialized one step earlier, as the new side. Remembering them (by container and
+    position, valid while the state lives and is not mutated, as kept states are not) means
+    a step serializes only the new state. ``json_only`` records that the values come from a
+    JSON parser (dicts, lists, str, int, float, bool, None and nothing else): then equal
+    bytes are proof enough, except where ``null`` could stand for NaN or infinity too, and
+    the ``==`` walk over both sides is skipped.
+    """
+
+    def __init__(self, json_only: bool = False) -> None:
+        self.json_only = json_only
+        self.chunks: dict[tuple[int, int, int], bytes | None] = {}
+
+    def serialized(self, container: int, start: int, items: list[Any]) -> bytes | None:
+        """The bytes of ``items`` (a chunk of ``container`` at ``start``), or None when
+        they are not all plain JSON values."""
+        key = (container, start, len(items))
+        if key in self.chunks:
+            return self.chunks[key]
+        out = _serialized(items, check_types=not self.json_only)
+        self.chunks[key] = out
+        return out
+
+
+@dataclass(frozen=True)
+class _Cached:
+    """The memos of the two containers whose children :func:`differing` compares."""
+
+    old: ChunkMemo
+    old_id: int
+    new: ChunkMemo
+    new_id: int
+
+    def identical(self, start: int, a: list[Any], b: list[Any]) -> bool:
+        """:func:`_chunk_identical` through the memos."""
+        old = self.old.serialized(self.old_id, start, a)
+        if old is None:
+            return False
+        new = self.new.serialized(self.new_id, start, b)
+        if new != old:
+            return False
+        if self.old.json_only and self.new.json_only and b"null" not in old:
+            return True  # JSON values with equal bytes, no NaN or infinity among them
+        return a == b
+
+    def identical_item(self, index: int, x: Any, y: Any) -> bool:
+        """:func:`identical` for one pair, with a container's bytes through the memos.
+
+        A pair tested alone is usually one that changed (its chunk failed, or it is a child
+        of a changed dict), so the cheap ``==`` goes first and rejects it without
+        serializing; an equal container is then compared by bytes, the old side's remembered.
+        """
+        kind = type(x)
+        if kind is not type(y) or (kind is not dict and kind is not list):
+            return identical(x, y)
+        if x != y:
+            return False
+        old = self.old.serialized(self.old_id, index, [x])
+        return old is not None and old == self.new.serialized(self.new_id, index, [y])
+
+
+def _serialized(items: list[Any], check_types: bool = True) -> bytes | None:
+    if check_types and not set(map(type, items)) <= _PLAIN_TYPES:
+        return None
+    try:
+        return _dumps(items, option=_DUMP_OPTS)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def differing(
+    olds: list[Any], news: list[Any], cached: _Cached | None = None, known_unequal: bool = False
+) -> list[int]:
     """Indices ``i`` where ``identical(olds[i], news[i])`` is false (equal-length lists).
 
     Pairs are tested a chunk at a time: a chunk whose items are all plain JSON types, equal
@@ -87,14 +164,25 @@ def differing(olds: list[Any], news: list[Any]) -> list[int]:
     JSON array's text splits into its items' texts one way, so equal list bytes mean equal
     item bytes). Only a chunk that fails is tested pair by pair, so a large container with a
     few changes costs a few C-level comparisons and serializations, not thousands of calls,
-    and the caller loops over the few changed indices, not over every sibling.
+    and the caller loops over the few changed indices, not over every sibling. With
+    ``cached``, the chunks' bytes come from (and go to) the containers' memos.
+    ``known_unequal`` says the two lists as a whole are known not to be identical: a single
+    chunk then cannot pass, and serializing it (the whole state, at the root) is skipped.
     """
     out: list[int] = []
+    whole = known_unequal and len(olds) <= CHUNK
     for start in range(0, len(olds), CHUNK):
         a, b = olds[start : start + CHUNK], news[start : start + CHUNK]
-        if len(a) > 1 and _chunk_identical(a, b):
-            continue
-        out += [start + i for i, (x, y) in enumerate(zip(a, b, strict=True)) if not identical(x, y)]
+        if cached is None:
+            if len(a) > 1 and not whole and _chunk_identical(a, b):
+                continue
+            pairs = enumerate(zip(a, b, strict=True))
+            out += [start + i for i, (x, y) in pairs if not identical(x, y)]
+        else:
+            if len(a) > 1 and not whole and cached.identical(start, a, b):
+                continue
+            pairs = enumerate(zip(a, b, strict=True))
+            out += [start + i for i, (x, y) in pairs if not cached.identical_item(start + i, x, y)]
     return out
 
 
@@ -104,13 +192,16 @@ def _chunk_identical(a: list[Any], b: list[Any]) -> bool:
         return False
     if a != b:  # cheap when they differ early; also tells NaN from None, which serialize alike
         return False
-    try:
-        return _dumps(a, option=_DUMP_OPTS) == _dumps(b, option=_DUMP_OPTS)
-    except (TypeError, ValueError, RecursionError):
-        return False
+    old = _serialized(a, check_types=False)
+    return old is not None and old == _serialized(b, check_types=False)
 
 
-def prune(old: Any, new: Any, ordered_off: OrderMatcher | None) -> tuple[Any, Any]:
+def prune(
+    old: Any,
+    new: Any,
+    ordered_off: OrderMatcher | None,
+    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
+) -> tuple[Any, Any]:
     """Return reduced ``(old, new)`` that DeepDiff diffs exactly like the originals.
 
     The caller has already established that ``old`` and ``new`` are not identical.
@@ -120,8 +211,24 @@ def prune(old: Any, new: Any, ordered_off: OrderMatcher | None) -> tuple[Any, An
         new: the new value.
         ordered_off: the ignore-order matcher, or None when no list ignores order (then no
             path strings are built at all).
+        memos: the :class:`ChunkMemo` of ``old`` and of ``new``, when the caller keeps them
+            with the parsed values (the Timeline does, for the states it keeps for stepping).
     """
-    return _prune(old, new, "root", ordered_off)
+    return _prune(old, new, "root", _Walk(ordered_off, memos))
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """What every level of one pruning needs: the ignore-order matcher and the memos."""
+
+    ordered_off: OrderMatcher | None
+    memos: tuple[ChunkMemo, ChunkMemo] | None
+
+    def cached(self, old: Any, new: Any) -> _Cached | None:
+        """Where the chunks of these two containers are remembered (None: nowhere)."""
+        if self.memos is None:
+            return None
+        return _Cached(self.memos[0], id(old), self.memos[1], id(new))
 
 
 def _child_path(path: str | None, key: Any) -> str | None:
@@ -133,18 +240,16 @@ def _child_path(path: str | None, key: Any) -> str | None:
     return path + item if item else None
 
 
-def _prune(
-    old: Any, new: Any, path: str | None, ordered_off: OrderMatcher | None
-) -> tuple[Any, Any]:
+def _prune(old: Any, new: Any, path: str | None, walk: _Walk) -> tuple[Any, Any]:
     if type(old) is dict and type(new) is dict:
-        return _prune_dict(old, new, path, ordered_off)
+        return _prune_dict(old, new, path, walk)
     if type(old) is list and type(new) is list:
-        return _prune_list(old, new, path, ordered_off)
+        return _prune_list(old, new, path, walk)
     return old, new
 
 
 def _prune_dict(
-    old: dict[Any, Any], new: dict[Any, Any], path: str | None, ordered_off: OrderMatcher | None
+    old: dict[Any, Any], new: dict[Any, Any], path: str | None, walk: _Walk
 ) -> tuple[dict[Any, Any], dict[Any, Any]]:
     common = len(old.keys() & new.keys())
     if _reported_whole(common, len(old) + len(new) - common):
@@ -152,12 +257,12 @@ def _prune_dict(
         # (or, when exclusions shrink its union, descends): hand it over untouched.
         return old, new
     if common == len(old) == len(new) and list(old) == list(new):
-        return _prune_same_keys(old, new, path, ordered_off)
+        return _prune_same_keys(old, new, path, walk)
     keys = [key for key in old if key in new]
     changed: dict[Any, tuple[Any, Any]] = {}
     for i in differing([old[k] for k in keys], [new[k] for k in keys]):
-        sub = _child_path(path, keys[i]) if ordered_off else None
-        changed[keys[i]] = _prune(old[keys[i]], new[keys[i]], sub, ordered_off)
+        sub = _child_path(path, keys[i]) if walk.ordered_off else None
+        changed[keys[i]] = _prune(old[keys[i]], new[keys[i]], sub, walk)
     only = len(old) + len(new) - 2 * common
     needed = _placeholders_needed(len(changed), common - len(changed), only)
     keep = set([key for key in keys if key not in changed][:needed])
@@ -179,7 +284,7 @@ def _prune_dict(
 
 
 def _prune_same_keys(
-    old: dict[Any, Any], new: dict[Any, Any], path: str | None, ordered_off: OrderMatcher | None
+    old: dict[Any, Any], new: dict[Any, Any], path: str | None, walk: _Walk
 ) -> tuple[dict[Any, Any], dict[Any, Any]]:
     """:func:`_prune_dict` for the common case of the same keys in the same order.
 
@@ -192,9 +297,10 @@ def _prune_same_keys(
     olds, news = list(old.values()), list(new.values())
     p_old: dict[Any, Any] = {}
     p_new: dict[Any, Any] = {}
-    for i in differing(olds, news):
-        sub = _child_path(path, old_keys[i]) if ordered_off else None
-        p_old[old_keys[i]], p_new[new_keys[i]] = _prune(olds[i], news[i], sub, ordered_off)
+    # The caller found this pair not identical, so with the same keys the values differ.
+    for i in differing(olds, news, walk.cached(old, new), known_unequal=True):
+        sub = _child_path(path, old_keys[i]) if walk.ordered_off else None
+        p_old[old_keys[i]], p_new[new_keys[i]] = _prune(olds[i], news[i], sub, walk)
     return p_old, p_new
 
 
@@ -229,12 +335,12 @@ def all_basic(items: Iterable[Any]) -> bool:
 
 
 def _prune_list(
-    old: list[Any], new: list[Any], path: str | None, ordered_off: OrderMatcher | None
+    old: list[Any], new: list[Any], path: str | None, walk: _Walk
 ) -> tuple[list[Any], list[Any]]:
-    if ordered_off is not None and ordered_off(path):
+    if walk.ordered_off is not None and walk.ordered_off(path):
         return old, new  # compared as multisets: every item takes part in the pairing
     n = min(len(old), len(new))
-    changed = differing(old[:n], new[:n])
+    changed = differing(old[:n], new[:n], walk.cached(old, new), len(old) == len(new))
     # Identical items become the old side's objects (slices: no Python loop over them).
     p_new = old[:n] + new[n:]
     if all_basic(old) and all_basic(new):
@@ -246,6 +352,6 @@ def _prune_list(
     # Otherwise DeepDiff pairs items by position (zip_longest): index i against index i.
     p_old = list(old)
     for i in changed:
-        sub = _child_path(path, i) if ordered_off else None
-        p_old[i], p_new[i] = _prune(old[i], new[i], sub, ordered_off)
+        sub = _child_path(path, i) if walk.ordered_off else None
+        p_old[i], p_new[i] = _prune(old[i], new[i], sub, walk)
     return p_old, p_new

@@ -11,8 +11,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from debugger.diff_prune import ChunkMemo
 from debugger.model import Checkpoint
 from debugger.store import Store
 
@@ -55,7 +57,21 @@ def gc_paused(promote: bool = False) -> Iterator[None]:
 RECENT_CHECKPOINTS = 4
 """Parsed checkpoints kept in memory: stepping forward reuses the step it left as the
 previous one, so a step change reads and parses one checkpoint, not two."""
-_recent: OrderedDict[tuple[str, str, str, str], Checkpoint] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A checkpoint read for the Timeline, with the chunk memo of its working state."""
+
+    checkpoint: Checkpoint
+    """The checkpoint (frozen: its working state is never mutated)."""
+    memo: ChunkMemo
+    """Serialized chunks of the working state, filled by the diffs it takes part in, so the
+    next step's diff does not serialize this state again (see
+    :class:`debugger.diff_prune.ChunkMemo`; the store parses states from JSON)."""
+
+
+_recent: OrderedDict[tuple[str, str, str, str], Parsed] = OrderedDict()
 _recent_lock = threading.Lock()
 
 
@@ -65,7 +81,7 @@ def clear_recent() -> None:
         _recent.clear()
 
 
-def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Checkpoint:
+def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Parsed:
     """Read the checkpoint of ``ref``: from the recent ones, else by step (an indexed point
     read) when it is alone at its step, else by checkpoint id.
 
@@ -83,9 +99,10 @@ def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Check
         ckpt = store.checkpoint(run_id, step=ref.step_index)
     else:
         ckpt = store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
+    parsed = Parsed(ckpt, ChunkMemo(json_only=True))
     if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
         with _recent_lock:
-            _recent[key] = ckpt
+            _recent[key] = parsed
             while len(_recent) > RECENT_CHECKPOINTS:
                 _recent.popitem(last=False)
-    return ckpt
+    return parsed

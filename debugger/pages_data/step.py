@@ -16,6 +16,7 @@ import orjson
 import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
+from debugger.diff_prune import ChunkMemo
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
@@ -293,13 +294,24 @@ def step_view(
     prev_ref = previous_ref(refs, pos)
     with gc_paused(promote=True):
         prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
-        return view_of(store, fetch(store, run_id, refs, refs[pos]), prev, ignore_paths)
+        cur = fetch(store, run_id, refs, refs[pos])
+        memos = (prev.memo, cur.memo) if prev else None
+        return view_of(
+            store, cur.checkpoint, prev.checkpoint if prev else None, ignore_paths, memos
+        )
 
 
 def view_of(
-    store: Store, ckpt: Checkpoint, prev: Checkpoint | None, ignore_paths: tuple[str, ...] = ()
+    store: Store,
+    ckpt: Checkpoint,
+    prev: Checkpoint | None,
+    ignore_paths: tuple[str, ...] = (),
+    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
 ) -> StepView:
     """The step view of a checkpoint compared with ``prev`` (None: everything is new).
+
+    ``memos`` are the chunk memos of ``prev``'s and ``ckpt``'s working states, when they are
+    kept with them (see :func:`debugger.diff.diff_states`).
 
     Raises:
         DiffOptionError: an ignore pattern is malformed.
@@ -309,7 +321,7 @@ def view_of(
         meta: list[DiffRow] = []
         effect_changes: list[dict[str, Any]] = []
     else:
-        cd = diff_checkpoints(prev, ckpt, ignore_paths)
+        cd = diff_checkpoints(prev, ckpt, ignore_paths, memos=memos)
         state, meta = cd.state, cd.metadata
         effect_changes = [
             {
