@@ -251,13 +251,15 @@ def _prune(old: Any, new: Any, path: str | None, walk: _Walk) -> tuple[Any, Any]
 def _prune_dict(
     old: dict[Any, Any], new: dict[Any, Any], path: str | None, walk: _Walk
 ) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    if len(old) == len(new) and list(old) == list(new):
+        # The same keys in the same order (list equality is dict key equality: identity,
+        # then ==): every key is common, so the threshold rule cannot apply.
+        return _prune_same_keys(old, new, path, walk)
     common = len(old.keys() & new.keys())
     if _reported_whole(common, len(old) + len(new) - common):
         # DeepDiff reports this dict as one values_changed with both whole dicts as values
         # (or, when exclusions shrink its union, descends): hand it over untouched.
         return old, new
-    if common == len(old) == len(new) and list(old) == list(new):
-        return _prune_same_keys(old, new, path, walk)
     keys = [key for key in old if key in new]
     changed: dict[Any, tuple[Any, Any]] = {}
     for i in differing([old[k] for k in keys], [new[k] for k in keys]):
