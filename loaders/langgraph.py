@@ -44,7 +44,7 @@ from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_ki
 from loaders.lg_tape import Tape
 from loaders.prefetch import prefetched
 
-BATCH_ROWS = 1000
+BATCH_ROWS = 1024
 BATCH_STATE_BYTES = 24 * 1024 * 1024
 TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""

@@ -47,6 +47,9 @@ and rewrote it at the checkpoint. A source that fails part-way is committed up t
 
 SCAN_SLICE_ROWS = 2048
 """Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
+SCAN_SLICE_BYTES = 2 * 1024 * 1024
+"""...and at most about this much, so that a batch of wide rows is hashed on every thread
+too (1,000 LangGraph checkpoints of 19 KB were one slice)."""
 
 Progress = Callable[[str, int], None]
 """Called after each batch with (table, rows read so far in that table)."""
@@ -138,11 +141,13 @@ class ImportSession:
         # in slices (zero-copy), so that DuckDB scans the batch on every thread: a single
         # record batch is scanned by one (validation and hashing took twice as long)
         parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
+        per_row = max(1, raw.nbytes // max(1, n))
+        step = max(64, min(SCAN_SLICE_ROWS, SCAN_SLICE_BYTES // per_row))
         schema = pa.schema([*raw.schema, pa.field("_pos", pa.int64())])
         slices, at = [], 0
         for part in parts:
-            for start in range(0, part.num_rows, SCAN_SLICE_ROWS):
-                piece = part.slice(start, SCAN_SLICE_ROWS)
+            for start in range(0, part.num_rows, step):
+                piece = part.slice(start, step)
                 cols = [*piece.columns, pos.slice(at, piece.num_rows)]
                 slices.append(pa.RecordBatch.from_arrays(cols, schema=schema))
                 at += piece.num_rows
