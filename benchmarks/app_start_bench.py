@@ -83,7 +83,7 @@ def _server(cmd: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
     started = time.perf_counter()
     try:
         yield proc, started
-    finally:  # the whole group: `stepscope app` runs Streamlit as a child process
+    finally:  # the whole group, in case a server starts children
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:

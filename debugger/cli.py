@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -221,15 +220,14 @@ def _print_run(run: dict[str, Any], timeline: Any) -> None:
     click.echo(timeline[cols].to_string(index=False))
 
 
-def app_script() -> Path:
-    """The Streamlit entry script (shipped inside the package, so it works when installed)."""
-    return Path(__file__).parent / "ui" / "entry.py"
-
-
 def launch_app(
     store: str, port: int | None, browser: bool, env_defaults: dict[str, str] | None = None
 ) -> None:
-    """Run ``streamlit run`` on the store; returns when the server stops.
+    """Run the Streamlit server on the store in this process; returns when it stops.
+
+    In-process rather than ``streamlit run`` in a child interpreter: one interpreter start
+    less, and the server can warm the first page while the browser loads
+    (:mod:`debugger.ui.serve`).
 
     Args:
         store: the store file the app serves.
@@ -241,14 +239,15 @@ def launch_app(
         raise StepscopeError(
             f"no store at {store}", "import a source first, or run `stepscope demo`"
         )
-    env = {**(env_defaults or {}), **os.environ, "STEPSCOPE_STORE": str(Path(store).resolve())}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app_script()),
-           "--server.headless", "false" if browser else "true"]  # fmt: skip
-    if port:
-        cmd += ["--server.port", str(port)]
+    for name, value in (env_defaults or {}).items():
+        os.environ.setdefault(name, value)
+    resolved = str(Path(store).resolve())
+    os.environ["STEPSCOPE_STORE"] = resolved
+    from debugger.ui.serve import serve  # Streamlit is imported only by this command
+
     config_dir = Path(__file__).resolve().parent.parent
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops the server: not an error
-        subprocess.run(cmd, env=env, cwd=config_dir, check=False)
+        serve(resolved, port, browser=browser, config_dir=config_dir)
 
 
 @command(main, "app")

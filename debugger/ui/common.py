@@ -8,10 +8,12 @@ large dict.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import weakref
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, TypeVar
 
 import orjson
@@ -22,6 +24,18 @@ from debugger.errors import StepscopeError
 from debugger.store import Store, default_store_path
 
 T = TypeVar("T")
+
+PAGE_MODULES = (
+    "runs",
+    "timeline",
+    "diff",
+    "audit",
+    "replay",
+    "migrations",
+    "import_page",
+    "sql",
+)
+"""The app's page modules under debugger/ui/, in sidebar order (the first is the default)."""
 
 _PAGES: dict[str, Any] = {}
 """URL path to st.Page, filled by entry.py so pages can link to each other."""
@@ -43,9 +57,10 @@ _lock = threading.Lock()
 _CURSOR_KEY = "_stepscope_cursor"
 
 
-@st.cache_resource(max_entries=4)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def _open(path: str, generation: int) -> Store:
-    # Read-only: the app never holds a write lock while it serves.
+    # Read-only: the app never holds a write lock while it serves. No spinner: an open
+    # takes milliseconds, and serve.warm calls this off any script run, with no page to draw on.
     store = Store.open(path, read_only=True)
     with _lock:
         _OPENED[(path, generation)] = store
@@ -66,15 +81,32 @@ def open_cached(path: str, gen: int) -> Store:
     held = st.session_state.get(_CURSOR_KEY)
     if isinstance(held, tuple) and held[:2] == (path, gen):
         return held[2]  # type: ignore[no-any-return]
-    cursor = base.con.cursor()
-    cursor.execute("SET TimeZone = 'UTC'")
-    store = Store(cursor, path, read_only=True)
+    store = _cursor(base, path)
     st.session_state[_CURSOR_KEY] = (path, gen, store)
     with _lock:
         _CURSORS.add(store)
     if isinstance(held, tuple):
         held[2].close()  # the session's cursor on an older generation or another store
     return store
+
+
+def warm_store(path: str) -> Store:
+    """Open the app's cached connection to ``path`` before any session asks for it.
+
+    Called at the server's start, off any script run, so the first page finds the store
+    open. Returns a cursor of that connection for the caller's own reads; close it.
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    return _cursor(_open(path, _GENERATION.get(path, 0)), path)
+
+
+def _cursor(base: Store, path: str) -> Store:
+    # a cursor shares the connection's database and cache, but not its session settings
+    cursor = base.con.cursor()
+    cursor.execute("SET TimeZone = 'UTC'")
+    return Store(cursor, path, read_only=True)
 
 
 def generation() -> int:
@@ -118,6 +150,11 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
+
+
+def page_modules() -> list[ModuleType]:
+    """The page modules, imported (entry.py builds the navigation; serve.warm preloads them)."""
+    return [importlib.import_module(f"debugger.ui.{name}") for name in PAGE_MODULES]
 
 
 def register_pages(pages: dict[str, Any]) -> None:

@@ -2,33 +2,15 @@
 
 Shipped inside the package so ``stepscope app`` works from any install; the repository's
 ``app.py`` runs this same file, and ``AppTest.from_file("app.py")`` tests it. Each page
-module exposes ``page()`` and a ``TITLE``, ``ICON`` and ``URL``; the order below is the
-order in the sidebar.
+module exposes ``page()`` and a ``TITLE``, ``ICON`` and ``URL``; ``common.PAGE_MODULES``
+lists them in sidebar order.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-
 import streamlit as st
 
 from debugger.ui import common
-
-PAGE_MODULES = (
-    "runs",
-    "timeline",
-    "diff",
-    "audit",
-    "replay",
-    "migrations",
-    "import_page",
-    "sql",
-)
-
-
-def _modules() -> list[ModuleType]:
-    return [importlib.import_module(f"debugger.ui.{name}") for name in PAGE_MODULES]
 
 
 def main() -> None:
@@ -37,7 +19,7 @@ def main() -> None:
     st.session_state.setdefault("store_generation", 0)
     pages = [
         st.Page(m.page, title=m.TITLE, icon=m.ICON, url_path=m.URL, default=i == 0)
-        for i, m in enumerate(_modules())
+        for i, m in enumerate(common.page_modules())
     ]
     common.register_pages({p.url_path: p for p in pages})
     selected = st.navigation(pages)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import debugger.cli
 from tests.fixtures.native import (
     effect_rows,
     native_rows,
@@ -113,23 +112,28 @@ def test_app_needs_a_store(tmp_path: Path) -> None:
 def test_app_runs_streamlit_on_the_store(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import streamlit.web.cli
+
+    import debugger.ui.serve
+
     stepscope_json("import", source)
     seen: dict[str, Any] = {}
 
-    def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        seen.update(cmd=cmd, **kwargs)
-        return subprocess.CompletedProcess(cmd, 0)
+    def fake_streamlit(args: list[str], **kwargs: Any) -> None:
+        seen.update(args=args, cwd=os.getcwd(), store=os.environ["STEPSCOPE_STORE"], **kwargs)
 
-    # the server itself is exercised by the app's browser test; here, what is launched
-    monkeypatch.setattr(debugger.cli.subprocess, "run", fake_run)
+    # the server itself is exercised by the app's browser test; here, what is started
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # launch_app sets STEPSCOPE_STORE
+    monkeypatch.setattr(streamlit.web.cli, "main", fake_streamlit)
+    monkeypatch.setattr(debugger.ui.serve, "warm", lambda store: seen.update(warmed=store))
     assert stepscope("app", "--port", "8765", "--no-browser").exit_code == 0
-    cmd = seen["cmd"]
-    assert cmd[1:4] == ["-m", "streamlit", "run"]
-    assert Path(cmd[4]) == debugger.cli.app_script() and Path(cmd[4]).exists()
-    assert cmd[cmd.index("--server.headless") + 1] == "true"
-    assert cmd[cmd.index("--server.port") + 1] == "8765"
-    assert seen["env"]["STEPSCOPE_STORE"] == str(tmp_path / "stepscope.duckdb")
+    args = seen["args"]
+    assert args[:2] == ["run", str(debugger.ui.serve.ENTRY)] and Path(args[1]).exists()
+    assert args[args.index("--server.headless") + 1] == "true"
+    assert args[args.index("--server.port") + 1] == "8765"
+    assert seen["store"] == seen["warmed"] == str(tmp_path / "stepscope.duckdb")
     assert (Path(seen["cwd"]) / ".streamlit" / "config.toml").exists()
+    assert seen["standalone_mode"] is False
 
 
 @pytest.mark.parametrize(
