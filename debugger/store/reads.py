@@ -106,6 +106,22 @@ def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:
     )
 
 
+RUN_NUMBERS_AT_ONCE = 250_000
+"""Stores with at most this many runs have all their run numbers read on the first lookup."""
+
+
+def _load_run_numbers(con: duckdb.DuckDBPyConnection, known: dict[str, int]) -> None:
+    """Read every run's number in one statement (10,000 runs: ~5 ms), when there are few.
+
+    A lookup of a run not yet seen otherwise costs a statement of its own (~1.2 ms on a
+    store of 1M checkpoints, a quarter of a point lookup); the numbers never change.
+    """
+    row = con.execute("SELECT count(*) FROM run_keys").fetchone()
+    if row and 0 < int(row[0]) <= RUN_NUMBERS_AT_ONCE:
+        known.update((str(r), int(n)) for r, n in con.execute(
+            "SELECT run_id, run_num FROM run_keys").fetchall())  # fmt: skip
+
+
 def run_num(
     con: duckdb.DuckDBPyConnection, run_id: str, known: dict[str, int] | None = None
 ) -> int:
@@ -117,6 +133,8 @@ def run_num(
         known: numbers already looked up on this connection. A run's number never changes
             once given, so a caller may keep them; that saves a statement (~1 ms) per lookup.
     """
+    if known is not None and not known:
+        _load_run_numbers(con, known)
     if known is not None and run_id in known:
         return known[run_id]
     row = con.execute("SELECT run_num FROM run_keys WHERE run_id = ?", [run_id]).fetchone()
