@@ -168,7 +168,7 @@ def writable(store: Store | str | os.PathLike[str], saved: Path | None = None) -
         opened = Store.open(store, read_only=False)
     except StoreError as e:
         cause = str(e.__cause__ or e).lower()
-        if "lock" in cause or "different configuration" in cause:
+        if "lock" in cause or "different configuration" in cause or "already attached" in cause:
             raise StoreError(
                 f"the store {store} is held by another process or connection (the app, a "
                 f"notebook or an import) and a replay must write its result into it"

@@ -92,6 +92,11 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise StoreError(f"cannot open the store {path}: {text.splitlines()[0]}",
                          "check the path, or pass another --store") from e  # fmt: skip
     except duckdb.Error as e:
+        if "already attached" in str(e):  # this process holds it, on another connection
+            raise StoreError(
+                f"the store {path} is already open in this process, on another connection",
+                "close that connection first (store.close(), or leave its `with` block)",
+            ) from e
         raise StoreError(
             f"{path} is not a Stepscope store: {str(e).splitlines()[0]}",
             "pass the path of a .duckdb store with --store, or a new path to create one",
