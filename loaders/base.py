@@ -75,7 +75,7 @@ class SourceReader(ABC):
         """
 
     def count(self, table: str) -> int | None:
-        """Row count for progress, or None when it is costly to know."""
+        """Row count for progress (may be an estimate), or None when it is costly to know."""
         return None
 
     def close(self) -> None:  # noqa: B027 - optional hook

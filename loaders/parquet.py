@@ -20,7 +20,6 @@ from debugger.errors import SourceError
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
 from loaders.prefetch import prefetched
 
-PARQUET_MAGIC = b"PAR1"
 _READ_BUFFER = 1 << 20
 """Bytes read from a file at a time (a column chunk is not read whole)."""
 
@@ -66,25 +65,6 @@ def file_key(path: str) -> int:
     A row's ``_key`` is ``file_key(path) + position in the file``, stable as a dataset grows.
     """
     return (zlib.crc32(path.encode("utf-8")) >> 1) << 32
-
-
-def is_parquet_file(path: Path) -> bool:
-    """True when the file starts with Parquet's magic bytes."""
-    try:
-        with path.open("rb") as f:
-            return f.read(4) == PARQUET_MAGIC
-    except OSError:
-        return False
-
-
-def looks_like_parquet(source: str) -> bool:
-    """True for a .parquet file, a glob, or a directory holding Parquet files."""
-    p = Path(source)
-    if any(ch in source for ch in "*?["):
-        return True
-    if p.is_dir():
-        return any(p.rglob("*.parquet"))
-    return p.suffix.lower() in (".parquet", ".pq") or (p.is_file() and is_parquet_file(p))
 
 
 class ParquetReader(SourceReader):

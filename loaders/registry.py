@@ -31,7 +31,7 @@ def open_reader(source: str) -> SourceReader:
     Raises:
         SourceError: nothing there, or not a kind of source Stepscope reads.
     """
-    from loaders.parquet import ParquetReader, is_parquet_file, looks_like_parquet
+    from loaders.kinds import is_parquet_file, looks_like_parquet
     from loaders.sqlite import SqliteReader, is_sqlite_file
 
     if is_postgres_url(source):
@@ -43,9 +43,13 @@ def open_reader(source: str) -> SourceReader:
     if path.is_file() and is_sqlite_file(path):
         return SqliteReader(path)
     if path.is_file() and is_parquet_file(path):
+        from loaders.parquet import ParquetReader
+
         return ParquetReader(source)
     if path.is_dir() or any(ch in source for ch in "*?["):
         if looks_like_parquet(source):
+            from loaders.parquet import ParquetReader
+
             return ParquetReader(source)
         raise SourceError(f"no Parquet files in {source}", "pass a directory of .parquet files")
     if not path.exists():

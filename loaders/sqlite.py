@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -104,11 +105,19 @@ class SqliteReader(SourceReader):
         return pa.schema([pa.field(r[1], _declared(r[2])) for r in info])
 
     def count(self, table: str) -> int | None:
+        """Rows for progress: the largest rowid (exact unless rows were deleted).
+
+        ``count(*)`` reads the whole table (0.27 s for 800 MB, before the first batch);
+        the largest rowid is one b-tree descent. Tables without a rowid are counted.
+        """
         try:
-            row = self.con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchone()
+            if self._has_rowid(table):
+                row = self.con.execute(f"SELECT max(rowid) FROM {_quote(table)}").fetchone()
+            else:
+                row = self.con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchone()
         except sqlite3.Error as e:
             raise self._fail(e, f"table {table}") from e
-        return int(row[0]) if row else None
+        return int(row[0] or 0) if row else None
 
     def _has_rowid(self, table: str) -> bool:
         try:
@@ -176,31 +185,41 @@ class SqliteReader(SourceReader):
         Returns:
             ``_DONE`` when the whole table was read, else the last rowid read (or None).
         """
-        import adbc_driver_sqlite.dbapi as adbc
+        # the driver manager's own API: its DB-API module imports pyarrow.dataset, and with
+        # it pandas (0.4 s before the first batch)
+        import adbc_driver_manager as adbc
+        import adbc_driver_sqlite
 
         cols = ", ".join(_quote(c) for c in names)
         last: int | None = None
         try:
-            con = adbc.connect(self._uri)
+            db = adbc_driver_sqlite.connect(self._uri)
         except (OSError, adbc.Error):  # the stdlib path then reports it properly
             return None
-        try:
-            cur = con.cursor()
-            cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(n)})
-            cur.execute(f"SELECT rowid AS _key, {cols} FROM {_quote(table)} ORDER BY rowid")
-            first = True
-            for batch in cur.fetch_record_batch():
-                if first and not self._types_hold(table, names, batch):
-                    return None
-                first = False
-                if batch.num_rows:
-                    yield batch
-                    last = int(batch.column(0)[-1].as_py())
-            return _DONE
-        except (OSError, adbc.Error):  # a value of another type: the stdlib path goes on
-            return last
-        finally:
-            con.close()
+        with contextlib.ExitStack() as handles:
+            handles.callback(db.close)
+            try:
+                con = adbc.AdbcConnection(db)
+                handles.callback(con.close)
+                stmt = adbc.AdbcStatement(con)
+                handles.callback(stmt.close)
+                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(n)})
+                stmt.set_sql_query(
+                    f"SELECT rowid AS _key, {cols} FROM {_quote(table)} ORDER BY rowid"
+                )
+                stream, _ = stmt.execute_query()
+                reader = pa.RecordBatchReader._import_from_c(stream.address)
+                first = True
+                for batch in reader:
+                    if first and not self._types_hold(table, names, batch):
+                        return None
+                    first = False
+                    if batch.num_rows:
+                        yield batch
+                        last = int(batch.column(0)[-1].as_py())
+                return _DONE
+            except (OSError, adbc.Error):  # a value of another type: the stdlib path goes on
+                return last
 
     def _types_hold(self, table: str, names: list[str], batch: pa.RecordBatch) -> bool:
         """True when every value of the first batch has the SQLite type its column got."""
@@ -225,7 +244,8 @@ class SqliteReader(SourceReader):
 
 def _fast_reader_available() -> bool:
     try:
-        import adbc_driver_sqlite.dbapi  # noqa: F401
+        import adbc_driver_manager  # noqa: F401
+        import adbc_driver_sqlite  # noqa: F401
     except ImportError:
         return False
     return True

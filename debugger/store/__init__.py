@@ -15,10 +15,9 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
@@ -26,6 +25,9 @@ from debugger.settings import DEFAULT_STORE, default_store_path
 from debugger.store import reads
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 from debugger.store.session import ImportSession, strip_credentials
+
+if TYPE_CHECKING:
+    import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
 
 __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
 

@@ -433,18 +433,29 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: C
         [source_id],
     ).fetchone()
     n = int(inserted[0]) if inserted else 0
-    if n:
-        # the batch's keys are a fresh range, so its rows are found by their ckpt_key alone
+    if n == 0:
+        return 0
+    if filters:
+        # only the rows that went in: the batch's keys are a fresh range of ckpt_key
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT ckpt_key, run_id, working_state "
-            "IS NULL AS large FROM checkpoint_rows "
+            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT ckpt_key AS _pos, run_id "
+            "FROM checkpoint_rows "
             "WHERE ckpt_key BETWEEN (SELECT min(_pos) FROM _v) AND (SELECT max(_pos) FROM _v)"
         )
+    else:  # every valid row went in
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT _pos, run_id FROM _v WHERE _why IS NULL"
+        )
+    large = con.execute(
+        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES}"
+    ).fetchone()
+    if large and large[0]:
         con.execute(
             "INSERT INTO large_states SELECT s._pos, CAST(s.working_state AS VARCHAR) "
-            "FROM _staged s JOIN _ins i ON i.ckpt_key = s._pos WHERE i.large ORDER BY s._pos"
+            f"FROM _staged s JOIN _ins i ON i._pos = s._pos "
+            f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY s._pos"
         )
-        con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
+    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
     return n
 
 

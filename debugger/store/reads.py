@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import orjson
-import pandas as pd
 
 from debugger.errors import NotFound
 from debugger.model import Budgets, Checkpoint, Effect, Run, ToolCall
 from debugger.store import derive
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
+
+if TYPE_CHECKING:
+    import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
 
 _CKPT_COLS = (
     "c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version, c.created_at, "
