@@ -59,3 +59,24 @@ def test_many_commits_store_what_one_commit_stores(
     monkeypatch.setattr(session_mod, "COMMIT_BYTES", 1)  # commit after every batch
     many = stored(tmp_path / "many.duckdb")
     assert many == once
+
+
+def test_parents_chain_in_order_even_when_a_run_arrives_out_of_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source without parents: a run whose later batch holds an earlier step is still
+    chained in order, every checkpoint's parent the step before it."""
+    import loaders.sqlite
+
+    monkeypatch.setattr(loaders.sqlite, "BATCH_BYTES", 20_000)  # batches of 64 rows
+    rows = native_rows(runs=2, steps=50)
+    late = rows.pop(25)  # run-0, step 25: read last, in another batch than its neighbours
+    source = write_native_sqlite(tmp_path / "late.sqlite", [*rows, late])
+    with Store.open(tmp_path / "s.duckdb") as store:
+        import_source(store, str(source))
+        pairs = store.con.execute(
+            "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
+            "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id "
+            "ORDER BY c.run_id, c.step_index"
+        ).fetchall()
+    assert pairs == [(f"run-{r}", s, s - 1 if s else None) for r in range(2) for s in range(50)]
