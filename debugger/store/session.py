@@ -51,6 +51,27 @@ SCAN_SLICE_BYTES = 2 * 1024 * 1024
 """...and at most about this much, so that a batch of wide rows is hashed on every thread
 too (1,000 LangGraph checkpoints of 19 KB were one slice)."""
 
+
+def _sliced(raw: pa.RecordBatch | pa.Table, pos: pa.Array) -> pa.Table:
+    """``raw`` with ``_pos`` added, as a table of small zero-copy slices.
+
+    DuckDB scans a registered table's batches in parallel, but one record batch on one
+    thread: validating and hashing a whole batch took twice as long.
+    """
+    n = raw.num_rows
+    parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
+    step = max(64, min(SCAN_SLICE_ROWS, SCAN_SLICE_BYTES // max(1, raw.nbytes // max(1, n))))
+    schema = pa.schema([*raw.schema, pa.field("_pos", pa.int64())])
+    slices, at = [], 0
+    for part in parts:
+        for start in range(0, part.num_rows, step):
+            piece = part.slice(start, step)
+            cols = [*piece.columns, pos.slice(at, piece.num_rows)]
+            slices.append(pa.RecordBatch.from_arrays(cols, schema=schema))
+            at += piece.num_rows
+    return pa.Table.from_batches(slices, schema=schema)
+
+
 Progress = Callable[[str, int], None]
 """Called after each batch with (table, rows read so far in that table)."""
 
@@ -92,14 +113,10 @@ class ImportSession:
         assert row is not None
         self.source_id = int(row[0])
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
-        # Each batch commits on its own, but checkpointing the file after every commit (the
-        # WAL passes DuckDB's 16 MB default each batch) rewrote the table's last, partly
-        # filled row group and the index again and again: half the import's time. The
-        # commits stay durable in the WAL; the file is checkpointed every few batches and
-        # once at the end (finish).
-        # DuckDB's buffer pool may grow to 80% of RAM and keeps written blocks cached: an
-        # import of a 1 GB source peaked at 2 GB of RSS. The import's pool is capped instead
-        # (written blocks are evicted, temp data spills to disk); both settings are restored.
+        # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
+        # RAM and keeps written blocks cached: an import of a 1 GB source peaked at 2 GB of
+        # RSS. The import's pool and write buffers are capped instead (IMPORT_SETTINGS:
+        # written blocks are evicted, temp data spills to disk); all are restored after it.
         self._settings = {
             name: str(row[0])
             for name in IMPORT_SETTINGS
@@ -138,20 +155,7 @@ class ImportSession:
         n = raw.num_rows
         pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
         self._next_pos += n
-        # in slices (zero-copy), so that DuckDB scans the batch on every thread: a single
-        # record batch is scanned by one (validation and hashing took twice as long)
-        parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
-        per_row = max(1, raw.nbytes // max(1, n))
-        step = max(64, min(SCAN_SLICE_ROWS, SCAN_SLICE_BYTES // per_row))
-        schema = pa.schema([*raw.schema, pa.field("_pos", pa.int64())])
-        slices, at = [], 0
-        for part in parts:
-            for start in range(0, part.num_rows, step):
-                piece = part.slice(start, step)
-                cols = [*piece.columns, pos.slice(at, piece.num_rows)]
-                slices.append(pa.RecordBatch.from_arrays(cols, schema=schema))
-                at += piece.num_rows
-        raw = pa.Table.from_batches(slices, schema=schema)
+        raw = _sliced(raw, pos)
         if not self._open:
             con.execute("BEGIN")
             self._open = True
