@@ -6,7 +6,6 @@ import contextlib
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 
 import duckdb
@@ -71,9 +70,6 @@ def _sliced(raw: pa.RecordBatch | pa.Table, pos: pa.Array) -> pa.Table:
             at += piece.num_rows
     return pa.Table.from_batches(slices, schema=schema)
 
-
-Progress = Callable[[str, int], None]
-"""Called after each batch with (table, rows read so far in that table)."""
 
 _CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(:[^@/]*)?@", re.I)
 
