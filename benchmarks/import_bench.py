@@ -7,7 +7,7 @@ so every path pays for getting its rows onto disk.
 - ``ceiling``: ``CREATE TABLE t AS SELECT * FROM read_parquet(...)``, DuckDB reading the
   Parquet dataset itself in one statement: the fastest way rows get into a DuckDB file.
 - ``stepscope-sqlite`` / ``stepscope-parquet``: ``loaders.import_source`` into a new store
-  (validation, dedup, quarantine, one transaction per batch, runs derived).
+  (validation, dedup, quarantine, batches committed together, runs derived).
 - ``naive-sqlite``: ``pandas.read_sql(..., chunksize=20000)`` over a sqlite3 connection, each
   chunk handed to DuckDB with ``con.register("df", chunk)`` and
   ``INSERT INTO t SELECT * FROM df`` (the table created from the first chunk); DuckDB's

@@ -1,10 +1,11 @@
-"""Writing imported rows into the store: validate, deduplicate, insert; one transaction a batch.
+"""Writing imported rows into the store: validate, deduplicate, insert, a batch at a time.
 
 A flavour hands over a *staged* relation: the canonical columns of one table (any SQL type;
 values are validated here, not trusted), plus ``_key`` (how to find the row in the source) and
 optionally ``_reason`` (a reason the flavour already found, such as an undecodable value) and
 ``_raw_text`` (the raw row for the quarantine). Validation is plain SQL over the whole batch,
-so it runs vectorised in DuckDB instead of row by row in Python.
+so it runs vectorised in DuckDB instead of row by row in Python. The caller's transaction
+spans several batches (``debugger.store.session.COMMIT_BYTES``).
 
 Every row read ends in exactly one of: imported, already present (same identity already in the
 store, or twice in the source), quarantined (with its reason). The counts are returned so the
