@@ -24,6 +24,7 @@ import pyarrow as pa
 from debugger.errors import FlavourError, StepscopeError
 from debugger.model import ImportReport
 from debugger.store import Store
+from loaders.prefetch import prefetched
 
 BATCH_ROWS = 16_384
 """Default rows per batch; readers may lower it for wide rows to bound memory."""
@@ -234,10 +235,10 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                 for plan in flavour.plans(reader):
                     chained |= plan.derive_parents
                     seen = 0
-                    for batch in plan.batches:
-                        counts = session.add(
-                            plan.table, batch, plan.select_sql, plan.derive_parents
-                        )
+                    # the next batch is validated on a thread while this one is inserted
+                    staged = session.staged(plan.table, plan.batches, plan.select_sql)
+                    for batch in prefetched(staged):
+                        counts = session.add_staged(batch, plan.derive_parents)
                         seen += counts.read
                         if options.progress:
                             options.progress(plan.table, seen, plan.total)

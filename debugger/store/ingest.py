@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
+import pyarrow as pa
 
 from debugger.model import TableCounts
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
@@ -305,27 +306,47 @@ def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, t
     )
 
 
-def _stage(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, int, ColumnTypes]:
-    """Create ``_v``: every staged row once, typed, with its first failing reason (``_why``).
+def stage_sql(table: str, types: ColumnTypes) -> str:
+    """The SELECT over ``_staged`` that gives ``_v``: every row once, typed, with ``_why``.
 
     The only pass over the batch's wide values: each JSON document is parsed once (by
-    ``json_valid``) and each state hashed once; what follows reads ``_v``.
+    ``json_valid``) and each state hashed once; what follows reads ``_v``. It needs nothing
+    from the store, so an import runs it for the next batch on a connection of its own
+    while the store's connection inserts this one (:meth:`ImportSession.stage`).
+    """
+    if table == "checkpoints":
+        # narrow: the states stay in the source batch until the insert reads them from there
+        return f"""
+            WITH t AS (SELECT _key, _pos, {_why(table, types)} AS _why, {checkpoint_keys(types)}
+                       FROM _staged)
+            SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM t"""
+    return f"SELECT _key, _pos, {_why(table, types)} AS _why, {typed(table, types)} FROM _staged"
+
+
+@dataclass(frozen=True)
+class Prestaged:
+    """A batch's ``_v`` computed on another connection (see :func:`stage_sql`)."""
+
+    rows: pa.Table
+    """The rows of ``_v``, in the batch's order."""
+    types: ColumnTypes
+    """The staged columns' types, which the insert's casts depend on."""
+
+
+def _stage(
+    con: duckdb.DuckDBPyConnection, table: str, prestaged: Prestaged | None
+) -> tuple[int, int, ColumnTypes]:
+    """Make ``_v`` available: computed here (a temp table) or handed over (an Arrow view).
 
     Returns:
         (rows read, rows quarantined, the staged columns' types).
     """
-    types = staged_types(con)
-    if table == "checkpoints":
-        # narrow: the states stay in the source batch until the insert reads them from there
-        rows = f"""
-            WITH t AS (SELECT _key, _pos, {_why(table, types)} AS _why, {checkpoint_keys(types)}
-                       FROM _staged)
-            SELECT *, coalesce(given_id, {CONTENT_ID["checkpoints"]}) AS checkpoint_id FROM t"""
+    if prestaged is None:
+        types = staged_types(con)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
     else:
-        rows = (
-            f"SELECT _key, _pos, {_why(table, types)} AS _why, {typed(table, types)} FROM _staged"
-        )
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {rows}")
+        types = prestaged.types
+        con.register("_v", prestaged.rows)
     row = con.execute("SELECT count(*), count(_why) FROM _v").fetchone()
     assert row is not None
     return int(row[0]), int(row[1]), types
@@ -466,18 +487,23 @@ def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) ->
 
 
 def ingest_batch(
-    con: duckdb.DuckDBPyConnection, table: str, source_id: int, location: str
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    source_id: int,
+    location: str,
+    prestaged: Prestaged | None = None,
 ) -> BatchResult:
     """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
 
     The caller has registered ``_raw`` (the source batch, with ``_pos``: each row's place in
     the import) and created ``_staged`` (its canonical projection); this runs in the
-    caller's transaction.
+    caller's transaction. ``prestaged`` is the batch's ``_v`` when it was computed on
+    another connection (the same rows :func:`stage_sql` gives here).
 
     Returns:
         The batch's counts and its quarantine reasons.
     """
-    read, bad, types = _stage(con, table)
+    read, bad, types = _stage(con, table, prestaged)
     found: dict[str, int] = {}
     if bad:
         _quarantine(con, source_id, location, table)
@@ -497,6 +523,8 @@ def ingest_batch(
         con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
         row = con.execute("SELECT count(*) FROM _new").fetchone()
         imported = int(row[0]) if row else 0
+    if prestaged is not None:
+        con.unregister("_v")
     _drop_batch_tables(con)
     counts = TableCounts(
         read=read, imported=imported, already_present=valid - imported, quarantined=bad

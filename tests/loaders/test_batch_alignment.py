@@ -80,3 +80,52 @@ def test_parents_chain_in_order_even_when_a_run_arrives_out_of_order(
             "ORDER BY c.run_id, c.step_index"
         ).fetchall()
     assert pairs == [(f"run-{r}", s, s - 1 if s else None) for r in range(2) for s in range(50)]
+
+
+def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints are validated and hashed on a separate in-memory DuckDB while the store
+    inserts the batch before; the rows stored and quarantined are those of validating on the
+    store's own connection, including timestamps with offsets and zone names."""
+    import loaders.sqlite
+
+    monkeypatch.setattr(loaders.sqlite, "BATCH_BYTES", 20_000)  # several batches
+    rows = native_rows(runs=4, steps=40)
+    rows[3]["created_at"] = "2026-11-01 12:00:00+05:30"
+    rows[4]["created_at"] = "2026-11-01 12:00:00 Europe/Paris"
+    rows[5]["created_at"] = "2026-11-01T12:00:00"
+    rows[7]["working_state"] = "{not json"
+    rows[8]["tokens_spent"] = -3
+    rows[9]["created_at"] = "yesterday"
+    rows.append(dict(rows[10]))  # the same checkpoint twice
+    source = write_native_sqlite(tmp_path / "mixed.sqlite", rows)
+
+    def stored(path: Path) -> tuple[object, ...]:
+        with Store.open(path) as store:
+            report = import_source(store, str(source))
+            con = store.con
+            return (
+                report.total,
+                # (lookup_key holds the run's number, which is given in no set order)
+                con.execute(
+                    "SELECT * EXCLUDE (source_id, lookup_key) FROM checkpoint_rows "
+                    "ORDER BY ckpt_key"
+                ).fetchall(),
+                con.execute(
+                    "SELECT source_table, source_key, reason, raw FROM quarantine ORDER BY 2"
+                ).fetchall(),
+            )
+
+    apart = stored(tmp_path / "apart.duckdb")
+    monkeypatch.setattr(session_mod, "PRESTAGED_TABLES", frozenset())
+    together = stored(tmp_path / "together.duckdb")
+    assert apart == together
+    total = apart[0]
+    assert total.quarantined == 3 and total.already_present == 1  # type: ignore[attr-defined]
+    times = {r[4]: str(r[6]) for r in apart[1] if r[1] == "run-0"}  # type: ignore[attr-defined]
+    assert [times[3], times[4], times[5]] == [
+        "2026-11-01 06:30:00",
+        "2026-11-01 11:00:00",
+        "2026-11-01 12:00:00",
+    ]
