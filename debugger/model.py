@@ -56,7 +56,7 @@ class Checkpoint:
     working_state: Any
     """The structured working state, parsed from JSON."""
     state_hash: str
-    """MD5 of the stored JSON text, to spot identical states cheaply."""
+    """XXH3-128 of the stored JSON text (hex), to spot identical states cheaply."""
     state_bytes: int
     """Size of the stored JSON text in bytes."""
     budgets: Budgets

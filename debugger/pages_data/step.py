@@ -53,7 +53,7 @@ class StepRef:
     label: str
     """What the navigator shows: ``step 7``, or ``step 7 · 2`` for a second one at step 7."""
     state_hash: str = ""
-    """MD5 of the stored state: with the id, it names the checkpoint's content exactly."""
+    """Hash of the stored state: with the id, it names the checkpoint's content exactly."""
 
 
 def step_refs(store: Store, run_id: str) -> list[StepRef]:

@@ -20,6 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from debugger.model import TableCounts
+from debugger.store import state_hash
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 
 CHECKPOINT_COLUMNS = (
@@ -217,7 +218,7 @@ def checkpoint_keys(types: ColumnTypes) -> str:
     return f"""
         {_text("run_id")} AS run_id, {_int(types, "step_index")} AS step_index,
         {_ts(types, "created_at")} AS created_at, {_text("checkpoint_id")} AS given_id,
-        md5(CAST(working_state AS VARCHAR)) AS state_hash,
+        {state_hash.SQL_NAME}(CAST(working_state AS VARCHAR)) AS state_hash,
         strlen(CAST(working_state AS VARCHAR)) AS state_bytes"""
 
 
@@ -260,7 +261,7 @@ def typed(table: str, types: ColumnTypes) -> str:
 # calls also get an occurrence number, so that the same email really sent twice stays two
 # rows while a re-import of the same source still adds nothing.
 CONTENT_ID: dict[str, str] = {
-    # state_hash is md5(ws), computed once for both uses
+    # state_hash is the state's XXH3-128 (debugger.store.state_hash), computed once for both
     "checkpoints": "left(md5(concat_ws('|', run_id, step_index, created_at, state_hash)), 20)",
     "effects": "left(md5(concat_ws('|', run_id, step_index, idempotency_key, tool, "
     "CAST(args AS VARCHAR), status, CAST(result AS VARCHAR), created_at)), 20)",
@@ -343,7 +344,8 @@ def _stage(
     """
     if prestaged is None:
         types = staged_types(con)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
+        with state_hash.registered(con):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
     else:
         types = prestaged.types
         con.register("_v", prestaged.rows)

@@ -185,9 +185,56 @@ def _v2_documents_as_text(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V2_VIEW)
 
 
+def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
+    """Re-hash every state with XXH3-128 (was MD5), and rename the checkpoints named by it.
+
+    MD5 was a tenth of an import's time (see :mod:`debugger.store.state_hash`). A checkpoint
+    imported without an id of its own is named ``left(md5(run|step|time|state_hash), 20)``;
+    those names are recomputed with the new hash, and the parents and run heads that point
+    at them follow, so re-importing the same source still finds every row already present.
+    """
+    from debugger.store import state_hash
+
+    content = "left(md5(concat_ws('|', c.run_id, c.step_index, c.created_at, {})), 20)"
+    with state_hash.registered(con):
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _rehash AS
+            SELECT ckpt_key, run_id, checkpoint_id, new_hash,
+                   checkpoint_id = {content.format("c.state_hash")} AS named_by_content,
+                   {content.format("new_hash")} AS new_id
+            FROM (SELECT c.*, {state_hash.SQL_NAME}(coalesce(c.working_state, l.working_state))
+                         AS new_hash
+                  FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)) c"""
+        )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _renamed AS SELECT run_id, checkpoint_id AS old_id, "
+        "new_id FROM _rehash WHERE named_by_content"
+    )
+    con.execute(
+        """
+        UPDATE checkpoint_rows AS c SET state_hash = r.new_hash,
+            checkpoint_id = CASE WHEN r.named_by_content THEN r.new_id ELSE c.checkpoint_id END
+        FROM _rehash r WHERE c.ckpt_key = r.ckpt_key"""
+    )
+    con.execute(
+        """
+        UPDATE checkpoint_rows AS c SET parent_id = r.new_id FROM _renamed r
+        WHERE c.run_id = r.run_id AND c.parent_id = r.old_id"""
+    )
+    con.execute(
+        """
+        UPDATE runs SET head_checkpoint_id = r.new_id FROM _renamed r
+        WHERE runs.run_id = r.run_id AND runs.head_checkpoint_id = r.old_id"""
+    )
+    con.execute("DROP TABLE _rehash")
+    con.execute("DROP TABLE _renamed")
+
+
 MIGRATIONS: list[StoreMigration] = [
     StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
     StoreMigration(2, "checkpoint documents stored as validated text", _v2_documents_as_text),
+    StoreMigration(3, "state hashes are XXH3-128", _v3_state_hashes_xxh3),
 ]
 """Append-only. Never edit a released step; add the next one."""
 

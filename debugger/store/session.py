@@ -15,6 +15,7 @@ import orjson
 import pyarrow as pa
 
 from debugger.model import ImportReport, TableCounts
+from debugger.store import state_hash
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import (
     TABLE_COLUMNS,
@@ -212,6 +213,7 @@ class ImportSession:
             self._stager = duckdb.connect()
             # the store's session time zone, so timestamps are read the same way
             self._stager.execute("SET TimeZone = 'UTC'")
+            state_hash.register(self._stager)  # closed with the session
         return self._stager
 
     def add_staged(self, batch: StagedBatch, derive_parents: bool = False) -> TableCounts:

@@ -228,3 +228,77 @@ def test_a_failed_import_leaves_the_connection_settings_as_they_were(tmp_path: P
             raise SourceError("the source broke part-way", "check it")
         after = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
     assert after == before
+
+
+def test_v3_rehashes_states_and_renames_content_named_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store imported with MD5 state hashes (store version 2) is re-hashed with XXH3-128;
+    checkpoints named after their content get the names a fresh import gives them, parents
+    and run heads follow, and re-importing the source finds every row already present."""
+    import contextlib
+    import sqlite3
+
+    import xxhash
+
+    from debugger.store import state_hash
+    from loaders.base import import_source
+
+    rows = native_rows(runs=3, steps=6)
+    rows[4]["working_state"] = '{"big": "' + "x" * 40_000 + '"}'  # a large state
+    src = write_native_sqlite(tmp_path / "n.sqlite", rows)
+    lite = sqlite3.connect(src)  # one checkpoint named by its source: kept as it is
+    lite.execute("ALTER TABLE checkpoints ADD COLUMN checkpoint_id TEXT")
+    lite.execute(
+        "UPDATE checkpoints SET checkpoint_id = 'given-7' WHERE run_id = 'run-1' AND step_index = 1"
+    )
+    lite.commit()
+    lite.close()
+    query = (
+        "SELECT run_id, step_index, checkpoint_id, parent_id, state_hash "
+        "FROM checkpoints ORDER BY run_id, step_index"
+    )
+
+    def fresh() -> list[tuple[object, ...]]:
+        with Store.open(tmp_path / "fresh.duckdb") as store:
+            import_source(store, str(src))
+            return store.con.execute(query).fetchall()
+
+    want = fresh()
+    old = tmp_path / "v2.duckdb"
+    with monkeypatch.context() as m:  # the import as store version 2 did it: MD5
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        m.setattr("debugger.store.CURRENT_VERSION", 2)
+        m.setattr(state_hash, "SQL_NAME", "md5")
+        m.setattr(state_hash, "register", lambda con: None)
+        m.setattr(state_hash, "registered", lambda con: contextlib.nullcontext())
+        with Store.open(old) as store:
+            import_source(store, str(src))
+            before = store.con.execute(query).fetchall()
+            texts = dict(
+                store.con.execute(
+                    "SELECT checkpoint_id, CAST(working_state AS VARCHAR) FROM checkpoints"
+                ).fetchall()
+            )
+    assert all(len(str(r[4])) == 32 for r in before)
+    assert before != want  # MD5 hashes and the content names made from them
+    assert ("run-1", 1, "given-7") in [(r[0], r[1], r[2]) for r in before]
+
+    with Store.open(old) as store:
+        assert store.schema_version() == 3
+        after = store.con.execute(query).fetchall()
+        heads = store.con.execute(
+            "SELECT r.head_checkpoint_id, c.checkpoint_id FROM runs r LEFT JOIN checkpoints c "
+            "ON c.run_id = r.run_id AND c.checkpoint_id = r.head_checkpoint_id"
+        ).fetchall()
+        report = import_source(store, str(src))
+    assert after == want
+    assert all(h == c and h is not None for h, c in heads)
+    assert report.total.imported == 0 and report.total.already_present == len(rows)
+    by_old_id = {r[2]: r for r in before}
+    assert by_old_id["given-7"][2] == "given-7"
+    for old_id, text in texts.items():  # every state's new hash is XXH3-128 of its text
+        step = by_old_id[old_id][1]
+        run = by_old_id[old_id][0]
+        new = next(r for r in after if r[0] == run and r[1] == step)
+        assert new[4] == xxhash.xxh3_128_hexdigest(text.encode()) == state_hash.of_text(text)
