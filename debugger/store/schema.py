@@ -195,40 +195,47 @@ def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
     """
     from debugger.store import state_hash
 
-    content = "left(md5(concat_ws('|', c.run_id, c.step_index, c.created_at, {})), 20)"
-    with state_hash.registered(con):
+    # reading every state would otherwise fill DuckDB's cache (80% of RAM by default): a
+    # store of 1M checkpoints peaked at 2.9 GB of RSS. Migrations run as a store is opened,
+    # before anything could set the limit, so it is reset to the default after.
+    con.execute("SET memory_limit = '512MB'")
+    try:
+        content = "left(md5(concat_ws('|', c.run_id, c.step_index, c.created_at, {})), 20)"
+        with state_hash.registered(con):
+            con.execute(
+                f"""
+                CREATE OR REPLACE TEMP TABLE _rehash AS
+                SELECT ckpt_key, run_id, checkpoint_id, new_hash,
+                       checkpoint_id = {content.format("c.state_hash")} AS named_by_content,
+                       {content.format("new_hash")} AS new_id
+                FROM (SELECT c.*, {state_hash.SQL_NAME}(coalesce(c.working_state, l.working_state))
+                             AS new_hash
+                      FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)) c"""
+            )
         con.execute(
-            f"""
-            CREATE OR REPLACE TEMP TABLE _rehash AS
-            SELECT ckpt_key, run_id, checkpoint_id, new_hash,
-                   checkpoint_id = {content.format("c.state_hash")} AS named_by_content,
-                   {content.format("new_hash")} AS new_id
-            FROM (SELECT c.*, {state_hash.SQL_NAME}(coalesce(c.working_state, l.working_state))
-                         AS new_hash
-                  FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)) c"""
+            "CREATE OR REPLACE TEMP TABLE _renamed AS SELECT run_id, checkpoint_id AS old_id, "
+            "new_id FROM _rehash WHERE named_by_content"
         )
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _renamed AS SELECT run_id, checkpoint_id AS old_id, "
-        "new_id FROM _rehash WHERE named_by_content"
-    )
-    con.execute(
-        """
-        UPDATE checkpoint_rows AS c SET state_hash = r.new_hash,
-            checkpoint_id = CASE WHEN r.named_by_content THEN r.new_id ELSE c.checkpoint_id END
-        FROM _rehash r WHERE c.ckpt_key = r.ckpt_key"""
-    )
-    con.execute(
-        """
-        UPDATE checkpoint_rows AS c SET parent_id = r.new_id FROM _renamed r
-        WHERE c.run_id = r.run_id AND c.parent_id = r.old_id"""
-    )
-    con.execute(
-        """
-        UPDATE runs SET head_checkpoint_id = r.new_id FROM _renamed r
-        WHERE runs.run_id = r.run_id AND runs.head_checkpoint_id = r.old_id"""
-    )
-    con.execute("DROP TABLE _rehash")
-    con.execute("DROP TABLE _renamed")
+        con.execute(
+            """
+            UPDATE checkpoint_rows AS c SET state_hash = r.new_hash,
+                checkpoint_id = CASE WHEN r.named_by_content THEN r.new_id ELSE c.checkpoint_id END
+            FROM _rehash r WHERE c.ckpt_key = r.ckpt_key"""
+        )
+        con.execute(
+            """
+            UPDATE checkpoint_rows AS c SET parent_id = r.new_id FROM _renamed r
+            WHERE c.run_id = r.run_id AND c.parent_id = r.old_id"""
+        )
+        con.execute(
+            """
+            UPDATE runs SET head_checkpoint_id = r.new_id FROM _renamed r
+            WHERE runs.run_id = r.run_id AND runs.head_checkpoint_id = r.old_id"""
+        )
+        con.execute("DROP TABLE _rehash")
+        con.execute("DROP TABLE _renamed")
+    finally:
+        con.execute("RESET memory_limit")
 
 
 MIGRATIONS: list[StoreMigration] = [
