@@ -295,6 +295,11 @@ class ImportSession:
                 [self.source_id, self.kind, self.flavour, self.location, t.read, t.imported,
                  t.already_present, t.quarantined, orjson.dumps(report.to_dict()).decode()],
             )  # fmt: skip
+            # Checkpoint as part of this commit: what the last commit holds (rows short of a
+            # full row group, parents, runs) then goes to the file once, not to the WAL and
+            # again to the file at the checkpoint below (2,002 LangGraph checkpoints of
+            # 19 KB: finish 0.35 -> 0.19 s). restore_settings puts the threshold back.
+            con.execute("SET checkpoint_threshold = '0MB'")
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
