@@ -57,9 +57,15 @@ def _check_file(path: str) -> None:
 
 
 def _attach(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection whose default database is the store, attached with ROW_GROUP_SIZE."""
+    """A connection whose default database is the store, attached with ROW_GROUP_SIZE.
+
+    DuckDB's progress bar is off: it prints to standard output once a statement runs for
+    two seconds (a migration of a large store, a big import), which would corrupt the
+    CLI's ``--json`` output.
+    """
     con = duckdb.connect(":memory:")
     try:
+        con.execute("SET enable_progress_bar = false")
         quoted = path.replace("'", "''")
         options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
         con.execute(f"ATTACH '{quoted}' AS store ({options})")

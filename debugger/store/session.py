@@ -211,6 +211,7 @@ class ImportSession:
     def _staging_connection(self) -> duckdb.DuckDBPyConnection:
         if self._stager is None:
             self._stager = duckdb.connect()
+            self._stager.execute("SET enable_progress_bar = false")
             # the store's session time zone, so timestamps are read the same way
             self._stager.execute("SET TimeZone = 'UTC'")
             state_hash.register(self._stager)  # closed with the session

@@ -302,3 +302,11 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
         run = by_old_id[old_id][0]
         new = next(r for r in after if r[0] == run and r[1] == step)
         assert new[4] == xxhash.xxh3_128_hexdigest(text.encode()) == state_hash.of_text(text)
+
+
+def test_duckdb_never_draws_its_progress_bar_on_a_store_connection(tmp_path: Path) -> None:
+    """DuckDB prints a progress bar to standard output once a statement runs for 2 s (a
+    migration, a large import): that would corrupt ``--json`` output."""
+    with Store.open(tmp_path / "s.duckdb") as store:
+        setting = store.con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
+    assert setting == (False,)
