@@ -10,10 +10,11 @@ from __future__ import annotations
 import glob
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from debugger.errors import SourceError
@@ -23,9 +24,112 @@ from loaders.prefetch import prefetched
 _READ_BUFFER = 1 << 20
 """Bytes read from a file at a time (a column chunk is not read whole)."""
 
+_IGNORED_PREFIXES = (".", "_")
+"""Files and directories skipped in a dataset directory, as Spark and pyarrow skip them
+(``_SUCCESS``, ``.crc`` files, ``_delta_log/``)."""
+
+
+@dataclass(frozen=True)
+class ParquetFilePart:
+    """One file of a Parquet dataset, with the hive partition values of its directories."""
+
+    path: str
+    partition: dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class ParquetDataset:
+    """The files of one table and its schema: the first file's columns, then the partition
+    columns the files do not have (as strings).
+
+    ``pyarrow.dataset`` would do this, but importing it imports pandas (0.4 s), which then
+    stood between starting an import and reading its first batch. Here files are listed
+    and partition directories parsed by hand, and each file is read with
+    ``pyarrow.parquet.ParquetFile``; pandas is imported on a thread meanwhile (DuckDB needs
+    it once the first batch is handed over; see ``loaders.base``).
+    """
+
+    files: list[ParquetFilePart]
+    schema: pa.Schema
+
+
+def _partition_of(relative: Path) -> dict[str, str | None]:
+    """``day=2026-11-01/run_id=r%201/f.parquet`` -> {day: 2026-11-01, run_id: r 1}.
+
+    Values are URL-decoded and ``__HIVE_DEFAULT_PARTITION__`` is NULL, as Hive writes them.
+    """
+    out: dict[str, str | None] = {}
+    for part in relative.parts[:-1]:
+        key, eq, value = part.partition("=")
+        if eq and key:
+            text = unquote(value)
+            out[key] = None if text == "__HIVE_DEFAULT_PARTITION__" else text
+    return out
+
+
+def _listed(root: Path) -> list[Path]:
+    """Every file under ``root`` (sorted), skipping names that start with . or _."""
+    found = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root).parts
+        if any(p.startswith(_IGNORED_PREFIXES) for p in rel) or not path.is_file():
+            continue
+        found.append(path)
+    return sorted(found)
+
+
+def _footer(path: str) -> pq.ParquetFile:
+    return pq.ParquetFile(path, pre_buffer=False, buffer_size=_READ_BUFFER)
+
+
+def _glob_base(pattern: str) -> Path:
+    """The directory of a glob before its first wildcard (where its partitions start)."""
+    fixed = []
+    for part in Path(pattern).parts:
+        if any(ch in part for ch in "*?["):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(".")
+
+
+def _relative(path: Path, base: Path) -> Path:
+    try:
+        return path.resolve().relative_to(base.resolve())
+    except ValueError:
+        return Path(path.name)
+
+
+def open_dataset(paths: str | list[str], label: str) -> ParquetDataset:
+    """List a file, a directory (hive partitions parsed) or a glob's files, and read the
+    first file's footer for the schema.
+
+    Raises:
+        SourceError: the first file is not Parquet.
+    """
+    if isinstance(paths, list):
+        base, files = _glob_base(label), [Path(p) for p in paths]
+    elif Path(paths).is_dir():
+        base = Path(paths)
+        files = _listed(base)
+    else:
+        base, files = Path(paths).parent, [Path(paths)]
+    parts = [ParquetFilePart(str(f), _partition_of(_relative(f, base))) for f in files]
+    if not parts:
+        return ParquetDataset([], pa.schema([]))
+    try:
+        schema = _footer(parts[0].path).schema_arrow
+    except (pa.ArrowInvalid, OSError) as e:
+        raise SourceError(
+            f"cannot read {label} as Parquet: {str(e).splitlines()[0]}",
+            "the file may be corrupt or truncated, or not Parquet at all",
+        ) from e
+    keys = dict.fromkeys(k for part in parts for k in part.partition)
+    extra = [pa.field(k, pa.string()) for k in keys if k not in schema.names]
+    return ParquetDataset(parts, pa.schema([*schema, *extra]))
+
 
 def _file_batches(
-    fragment: ds.ParquetFileFragment,
+    part: ParquetFilePart,
     schema: pa.Schema,
     columns: list[str] | None,
     rows: int,
@@ -39,8 +143,7 @@ def _file_batches(
     against 354 MiB this way).
     """
     wanted = [f for f in schema if columns is None or f.name in columns]
-    partition = ds.get_partition_keys(fragment.partition_expression) or {}
-    pf = pq.ParquetFile(fragment.path, pre_buffer=False, buffer_size=_READ_BUFFER)
+    pf = _footer(part.path)
     present = set(pf.schema_arrow.names)
     read = [f.name for f in wanted if f.name in present]
     for batch in pf.iter_batches(batch_size=rows, columns=read):
@@ -49,8 +152,8 @@ def _file_batches(
             if f.name in present:
                 col = batch.column(f.name)
                 arrays.append(col if col.type == f.type else col.cast(f.type))
-            elif f.name in partition:
-                arrays.append(pa.array([partition[f.name]] * batch.num_rows, type=f.type))
+            elif f.name in part.partition:
+                arrays.append(pa.array([part.partition[f.name]] * batch.num_rows, type=f.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, type=f.type))
         yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(wanted))
@@ -68,7 +171,7 @@ def file_key(path: str) -> int:
 
 
 class ParquetReader(SourceReader):
-    """Reads Parquet through pyarrow datasets, streaming record batches."""
+    """Reads Parquet files with ``pyarrow.parquet``, streaming record batches."""
 
     kind = "parquet"
 
@@ -76,13 +179,13 @@ class ParquetReader(SourceReader):
         # absolute even for a glob, so the same files imported from another directory are
         # the same source (quarantine records are kept per location)
         self.location = str(Path(source).resolve())
-        self._datasets: dict[str, ds.Dataset] = {}
+        self._datasets: dict[str, ParquetDataset] = {}
         root = Path(source)
         if any(ch in source for ch in "*?["):
             files = sorted(glob.glob(source, recursive=True))
             if not files:
                 raise SourceError(f"no files match {source}", "check the glob pattern")
-            self._datasets["checkpoints"] = self._open(files, source)
+            self._datasets["checkpoints"] = open_dataset(files, source)
         elif root.is_dir():
             parts = {n: root / n for n in TABLE_NAMES if (root / n).exists()}
             parts |= {
@@ -90,32 +193,18 @@ class ParquetReader(SourceReader):
             }
             if "checkpoints" in parts:
                 for name, path in parts.items():
-                    self._datasets[name] = self._open(str(path), str(path))
+                    self._datasets[name] = open_dataset(str(path), str(path))
             else:
-                self._datasets["checkpoints"] = self._open(str(root), source)
+                self._datasets["checkpoints"] = open_dataset(str(root), source)
         elif root.is_file():
-            self._datasets["checkpoints"] = self._open(str(root), source)
+            self._datasets["checkpoints"] = open_dataset(str(root), source)
         else:
             raise SourceError(f"no such file or directory: {source}", "check the path")
-
-    @staticmethod
-    def _open(paths: str | list[str], label: str) -> ds.Dataset:
-        try:
-            dataset = ds.dataset(
-                paths, format="parquet", partitioning="hive", exclude_invalid_files=False
-            )
-            dataset.schema  # noqa: B018 - forces the footer read, so corrupt files fail here
-            return dataset
-        except (pa.ArrowInvalid, OSError) as e:
-            raise SourceError(
-                f"cannot read {label} as Parquet: {str(e).splitlines()[0]}",
-                "the file may be corrupt or truncated, or not Parquet at all",
-            ) from e
 
     def tables(self) -> list[str]:
         return list(self._datasets)
 
-    def _dataset(self, table: str) -> ds.Dataset:
+    def _dataset(self, table: str) -> ParquetDataset:
         if table not in self._datasets:
             raise SourceError(f"no table {table!r} in {self.location}", "check the table name")
         return self._datasets[table]
@@ -125,7 +214,7 @@ class ParquetReader(SourceReader):
 
     def count(self, table: str) -> int | None:
         try:
-            return int(self._dataset(table).count_rows())
+            return sum(int(_footer(f.path).metadata.num_rows) for f in self._dataset(table).files)
         except (pa.ArrowInvalid, OSError) as e:
             raise SourceError(f"cannot read {self.location}: {e}", "the file may be corrupt") from e
 
@@ -145,10 +234,10 @@ class ParquetReader(SourceReader):
         try:
             # file by file, so that a row's _key (file, position in it) stays the same when
             # files are added to the dataset: quarantine records are not duplicated then
-            for fragment in dataset.get_fragments():
-                base = file_key(fragment.path)
+            for part in dataset.files:
+                base = file_key(part.path)
                 offset = 0
-                for batch in _file_batches(fragment, dataset.schema, columns, rows):
+                for batch in _file_batches(part, dataset.schema, columns, rows):
                     if batch.num_rows == 0:
                         continue
                     keys = pa.array(range(base + offset, base + offset + batch.num_rows),
@@ -179,10 +268,10 @@ class ParquetReader(SourceReader):
             ) from e
 
     @staticmethod
-    def _batch_rows(dataset: ds.Dataset, batch_rows: int) -> int:
+    def _batch_rows(dataset: ParquetDataset, batch_rows: int) -> int:
         # Row-group metadata gives the uncompressed size per row without reading data.
-        for fragment in dataset.get_fragments():
-            meta = fragment.metadata
+        for part in dataset.files:
+            meta = _footer(part.path).metadata
             rows = int(meta.num_rows)
             if rows:
                 groups = range(meta.num_row_groups)

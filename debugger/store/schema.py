@@ -195,6 +195,11 @@ def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
     """
     from debugger.store import state_hash
 
+    row = con.execute("SELECT count(*) FROM checkpoint_rows").fetchone()
+    if not row or not row[0]:
+        # a new store: nothing to re-hash (and registering the function costs DuckDB's
+        # import of pandas, 0.4 s, before a new store's first import could start)
+        return
     # reading every state would otherwise fill DuckDB's cache (80% of RAM by default): a
     # store of 1M checkpoints peaked at 2.9 GB of RSS. Migrations run as a store is opened,
     # before anything could set the limit, so it is reset to the default after.

@@ -212,3 +212,62 @@ def test_numbers_beyond_64_bits_and_non_finite_values_come_back(tmp_path: Path) 
         state = store.checkpoint("run-0", 1).working_state
         assert state["inf"] == float("inf") and state["nan"] != state["nan"]
         assert store.checkpoint("run-0", 0).working_state["id"] == big
+
+
+def test_hive_directories_decoded_and_bookkeeping_files_skipped(tmp_path: Path) -> None:
+    """Partition values are URL-decoded (Hive escapes them), ``__HIVE_DEFAULT_PARTITION__``
+    is NULL, and files or directories starting with ``.`` or ``_`` are not data."""
+    from loaders.parquet import ParquetReader
+
+    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS if c != "run_id"}
+                                  for r in native_rows(1, 2)])  # fmt: skip
+    root = tmp_path / "export"
+    for part in ("run_id=desk%2F7", "run_id=__HIVE_DEFAULT_PARTITION__"):
+        (root / part).mkdir(parents=True)
+        pq.write_table(table, root / part / "0.parquet")
+    (root / "_SUCCESS").write_text("")
+    (root / "run_id=desk%2F7" / ".0.parquet.crc").write_bytes(b"\x00crc")
+    (root / "_delta_log").mkdir()
+    (root / "_delta_log" / "0.json").write_text("{}")
+    with ParquetReader(str(root)) as reader:
+        assert reader.count("checkpoints") == 4
+        rows = [r for b in reader.scan("checkpoints") for r in b.to_pylist()]
+    assert sorted(str(r["run_id"]) for r in rows) == ["None", "None", "desk/7", "desk/7"]
+    assert reader.schema("checkpoints").field("run_id").type == pa.string()
+
+
+def test_a_glob_reads_partitions_below_its_fixed_directory(tmp_path: Path) -> None:
+    """Partitions are read from the directories a glob matched, not from the path above it
+    (``tmp_path`` itself may hold an ``=``)."""
+    from loaders.parquet import ParquetReader
+
+    base = tmp_path / "x=1" / "export"
+    table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS if c != "run_id"}
+                                  for r in native_rows(1, 2)])  # fmt: skip
+    (base / "run_id=r1").mkdir(parents=True)
+    pq.write_table(table, base / "run_id=r1" / "0.parquet")
+    with ParquetReader(str(base / "*" / "*.parquet")) as reader:
+        names = reader.schema("checkpoints").names
+        rows = [r for b in reader.scan("checkpoints") for r in b.to_pylist()]
+    assert "run_id" in names and "x" not in names
+    assert {r["run_id"] for r in rows} == {"r1"}
+
+
+def test_opening_a_parquet_source_does_not_import_pandas(tmp_path: Path) -> None:
+    """pandas costs 0.4 s to import (DuckDB and ``pa.array`` need it later): an import starts
+    it on a thread, and opening the source must not wait for it meanwhile
+    (``pyarrow.dataset`` imports it)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in native_rows()]),
+                   path)  # fmt: skip
+    code = (
+        "import sys\nfrom loaders.parquet import ParquetReader\n"
+        f"with ParquetReader({str(path)!r}) as r:\n"
+        "    n = r.count('checkpoints'), len(r.schema('checkpoints'))\n"
+        "print(n[0], 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(len(native_rows())), "False"]
