@@ -23,6 +23,7 @@ from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.settings import DEFAULT_STORE, default_store_path
 from debugger.store import reads
+from debugger.store.connections import no_progress_bar
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 from debugger.store.session import ImportSession, strip_credentials
 
@@ -57,15 +58,11 @@ def _check_file(path: str) -> None:
 
 
 def _attach(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection whose default database is the store, attached with ROW_GROUP_SIZE.
-
-    DuckDB's progress bar is off: it prints to standard output once a statement runs for
-    two seconds (a migration of a large store, a big import), which would corrupt the
-    CLI's ``--json`` output.
-    """
+    """A connection whose default database is the store, attached with ROW_GROUP_SIZE
+    (and DuckDB's progress bar off: see :func:`no_progress_bar`)."""
     con = duckdb.connect(":memory:")
     try:
-        con.execute("SET enable_progress_bar = false")
+        no_progress_bar(con)
         quoted = path.replace("'", "''")
         options = f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (", READ_ONLY" if read_only else "")
         con.execute(f"ATTACH '{quoted}' AS store ({options})")

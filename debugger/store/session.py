@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from debugger.model import ImportReport, TableCounts
 from debugger.store import state_hash
+from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import (
     TABLE_COLUMNS,
@@ -211,7 +212,7 @@ class ImportSession:
     def _staging_connection(self) -> duckdb.DuckDBPyConnection:
         if self._stager is None:
             self._stager = duckdb.connect()
-            self._stager.execute("SET enable_progress_bar = false")
+            no_progress_bar(self._stager)
             # the store's session time zone, so timestamps are read the same way
             self._stager.execute("SET TimeZone = 'UTC'")
             state_hash.register(self._stager)  # closed with the session
