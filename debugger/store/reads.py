@@ -29,13 +29,14 @@ _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_
 # One checkpoint is read without the join: joining large_states costs ~2.5 ms on every
 # point lookup (measured on 1M checkpoints: 4.3 ms against 1.7 ms), while only states of
 # LARGE_STATE_BYTES or more live there. Those are then fetched by their indexed ckpt_key.
-_ONE_COLS = (
-    _CKPT_COLS.replace(
-        "coalesce(CAST(c.working_state AS VARCHAR), l.working_state) AS ws",
-        "CAST(c.working_state AS VARCHAR) AS ws",
-    )
-    + ", c.ckpt_key"
-)
+_ONE_NAMES = (
+    "run_id", "checkpoint_id", "parent_id", "step_index", "schema_version", "created_at",
+    "working_state", "state_hash", "state_bytes", "tokens_spent", "steps_spent",
+    "wall_clock_ms", "pending_effects", "model_version", "tool_versions", "metadata",
+    "ckpt_key",
+)  # fmt: skip
+"""The columns of :func:`_one`'s rows: those of ``_CKPT_COLS`` (the documents are VARCHAR in
+``checkpoint_rows``), then ``ckpt_key``."""
 
 
 def _newest(row: tuple[Any, ...]) -> tuple[bool, datetime, int]:
@@ -50,12 +51,18 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     No ORDER BY ... LIMIT in SQL: DuckDB plans that as a Top-N over a sequential scan and
     skips the lookup_key index (6.4 ms against 1.9 ms on 1M checkpoints). A step has one
     checkpoint, or a few where the run forked, so the newest is picked here.
+
+    ``SELECT *``, with the columns picked here by name: a point read of all 19 columns took
+    1.42 ms where naming 17 of them took 1.61 ms, and 1.94 ms with the casts the view's
+    column list carries (no-ops on ``checkpoint_rows``' VARCHAR columns; 1M store, warm).
     """
-    rows = con.execute(
-        f"SELECT {_ONE_COLS} FROM checkpoint_rows c WHERE {where}", params
-    ).fetchall()
-    if not rows:
+    result = con.execute(f"SELECT * FROM checkpoint_rows c WHERE {where}", params)
+    found = result.fetchall()
+    if not found:
         return None
+    names = [d[0] for d in result.description or ()]
+    at = [names.index(n) for n in _ONE_NAMES]
+    rows = [tuple(r[i] for i in at) for r in found]
     row = max(rows, key=_newest)
     if row[6] is not None:
         return row[:-1]
