@@ -355,49 +355,69 @@ def _stage(
 
 
 def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create ``_typed``: valid rows of ``_v``, each with its identity and occurrence number."""
+    """Create ``_typed``: valid rows of ``_v``, each with its identity and occurrence number.
+
+    A row without an id of its own is named after its content plus its occurrence: the
+    same email really sent three times is three rows, and a re-import names them the same.
+    Occurrences continue across the import's batches through ``_occ_<table>``, which
+    counts, per content, the rows named so far.
+    """
     id_col = ID_COLUMN[table]
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _typed1 AS "
-        f"SELECT *, {CONTENT_ID[table]} AS _content FROM _v WHERE _why IS NULL"
-    )
-    # occurrence numbers continue across batches of one import through _occ
     con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
     id_expr = (
-        "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + "
-        "row_number() OVER (PARTITION BY t._content ORDER BY t._key)))"
-    )
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _typed2 AS SELECT t.*, {id_expr} AS {id_col} "
-        f"FROM _typed1 t LEFT JOIN _occ_{table} o USING (_content)"
+        "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + row_number() OVER ("
+        "PARTITION BY t._content, t.given_id IS NULL ORDER BY t._key)))"
     )
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _typed AS
+        WITH t1 AS (SELECT *, {CONTENT_ID[table]} AS _content FROM _v WHERE _why IS NULL),
+        t2 AS (SELECT t.*, {id_expr} AS {id_col}
+               FROM t1 t LEFT JOIN _occ_{table} o USING (_content))
         SELECT *, row_number() OVER (PARTITION BY run_id, {id_col} ORDER BY _key) AS _dup
-        FROM _typed2"""
+        FROM t2"""
     )
+    # a sum: occurrences of earlier batches plus this batch's (a maximum lost the third
+    # copy of a record whose copies were each in another batch)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _occ_{table} AS
-        SELECT _content, max(n) AS n FROM (
+        SELECT _content, sum(n) AS n FROM (
             SELECT _content, n FROM _occ_{table}
             UNION ALL
-            SELECT _content, count(*) FROM _typed1 WHERE given_id IS NULL GROUP BY _content
+            SELECT _content, count(*) FROM _typed WHERE given_id IS NULL GROUP BY _content
         ) GROUP BY _content"""
     )
 
 
-def _mark_new(con: duckdb.DuckDBPyConnection, table: str) -> None:
+def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> int:
+    """Insert the new rows of ``_typed`` into ``table``; returns how many.
+
+    The look-up of rows already stored runs only when one of the batch's runs has rows in
+    ``table`` already (a first import of a source skips it).
+    """
     id_col = ID_COLUMN[table]
-    con.execute(
-        f"""
-        CREATE OR REPLACE TEMP TABLE _new AS
-        SELECT t.* FROM _typed t
-        WHERE t._dup = 1 AND NOT EXISTS (
-            SELECT 1 FROM {TARGET[table]} x
-            WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"""
-    )
+    cols = ", ".join(TABLE_COLUMNS[table])
+    row = con.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM _typed) b "
+        f"WHERE EXISTS (SELECT 1 FROM {TARGET[table]} x WHERE x.run_id = b.run_id)"
+    ).fetchone()
+    new = "_dup = 1"
+    if row and row[0]:
+        new += (
+            f" AND NOT EXISTS (SELECT 1 FROM {TARGET[table]} x "
+            f"WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"
+        )
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _new AS SELECT * FROM _typed t WHERE {new}")
+        new, source = "true", "_new"
+    else:
+        source = "_typed"
+    con.execute(f"INSERT INTO _touched SELECT DISTINCT run_id FROM {source} t WHERE {new}")
+    inserted = con.execute(
+        f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM {source} t WHERE {new}",
+        [source_id],
+    ).fetchone()
+    return int(inserted[0]) if inserted else 0
 
 
 def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
@@ -483,11 +503,6 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: C
     return n
 
 
-def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> None:
-    cols = ", ".join(TABLE_COLUMNS[table])
-    con.execute(f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM _new", [source_id])
-
-
 def ingest_batch(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -520,11 +535,7 @@ def ingest_batch(
         imported = _insert_checkpoints(con, source_id, types)
     else:
         _typed_with_ids(con, table)
-        _mark_new(con, table)
-        _insert_other(con, table, source_id)
-        con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _new")
-        row = con.execute("SELECT count(*) FROM _new").fetchone()
-        imported = int(row[0]) if row else 0
+        imported = _insert_other(con, table, source_id)
     if prestaged is not None:
         con.unregister("_v")
     _drop_batch_tables(con)
@@ -536,7 +547,7 @@ def ingest_batch(
 
 def _drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
-    for name in ("_v", "_ins", "_bruns", "_typed1", "_typed2", "_typed", "_new"):
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 

@@ -271,3 +271,23 @@ def test_opening_a_parquet_source_does_not_import_pandas(tmp_path: Path) -> None
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(len(native_rows())), "False"]
+
+
+def test_a_record_repeated_in_five_batches_stays_five_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same email sent five times, each copy in another batch: five rows, and a
+    re-import finds all five. (Occurrences were carried across batches as a maximum, so
+    from the third copy on every copy took the second's name and was dropped as present.)"""
+    import loaders.sqlite
+
+    monkeypatch.setattr(loaders.sqlite, "BATCH_BYTES", 20_000)  # batches of 64 rows
+    emails = [dict(effect_rows(1)[0], idempotency_key=f"e-{i}") for i in range(150)]
+    path = write_native_sqlite(tmp_path / "n.sqlite", native_rows(1, 3), emails * 5)
+    first = stepscope_json("import", path)["tables"]["effects"]
+    assert first == {"read": 750, "imported": 750, "already_present": 0, "quarantined": 0}
+    again = stepscope_json("import", path)["tables"]["effects"]
+    assert again == {"read": 750, "imported": 0, "already_present": 750, "quarantined": 0}
+    with debugger.open("stepscope.duckdb") as store:
+        ids = [e.effect_id for e in store.effects("run-0") if e.idempotency_key == "e-0"]
+    assert len(ids) == len(set(ids)) == 5
