@@ -1,7 +1,7 @@
 """Telling source kinds apart from their first bytes, without importing their readers.
 
-The Parquet reader imports ``pyarrow.dataset``, which imports pandas (0.4 s): a SQLite or
-Postgres import should not pay for it just to learn that its source is not Parquet.
+Opening a source picks its reader from these checks; a reader's module (pyarrow.parquet,
+the ADBC driver) is imported only for the kind the source turns out to be.
 """
 
 from __future__ import annotations
@@ -9,15 +9,26 @@ from __future__ import annotations
 from pathlib import Path
 
 PARQUET_MAGIC = b"PAR1"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def starts_with(path: Path, magic: bytes) -> bool:
+    """True when the file's first bytes are ``magic`` (False when it cannot be read)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def is_parquet_file(path: Path) -> bool:
     """True when the file starts with Parquet's magic bytes."""
-    try:
-        with path.open("rb") as f:
-            return f.read(4) == PARQUET_MAGIC
-    except OSError:
-        return False
+    return starts_with(path, PARQUET_MAGIC)
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """True when the file starts with SQLite's header."""
+    return starts_with(path, SQLITE_MAGIC)
 
 
 def looks_like_parquet(source: str) -> bool:

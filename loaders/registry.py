@@ -31,8 +31,8 @@ def open_reader(source: str) -> SourceReader:
     Raises:
         SourceError: nothing there, or not a kind of source Stepscope reads.
     """
-    from loaders.kinds import is_parquet_file, looks_like_parquet
-    from loaders.sqlite import SqliteReader, is_sqlite_file
+    from loaders.kinds import is_parquet_file, is_sqlite_file, looks_like_parquet
+    from loaders.sqlite import SqliteReader
 
     if is_postgres_url(source):
         from loaders.postgres import PostgresReader

@@ -12,9 +12,9 @@ import pyarrow as pa
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
+from loaders.kinds import is_sqlite_file
 from loaders.prefetch import prefetched
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 _DONE = object()
 _SQLITE_TYPE = {"int64": "integer", "double": "real", "string": "text", "binary": "blob"}
 """The SQLite storage class of each Arrow type ADBC's driver gives a column."""
@@ -25,15 +25,6 @@ _CORRUPT_HINT = (
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def is_sqlite_file(path: Path) -> bool:
-    """True when the file starts with SQLite's header."""
-    try:
-        with path.open("rb") as f:
-            return f.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
 
 
 def is_wal_at_rest(path: Path) -> bool:
