@@ -38,7 +38,7 @@ def prefetched(batches: Iterator[T], depth: int = 1) -> Iterator[T]:
         except BaseException as e:  # handed to the consumer, raised there
             out.put(e)
 
-    worker = threading.Thread(target=produce, name="stepscope-pg-prefetch", daemon=True)
+    worker = threading.Thread(target=produce, name="stepscope-prefetch", daemon=True)
     worker.start()
     try:
         while (item := out.get()) is not _DONE:
