@@ -17,7 +17,8 @@
 
 Postgres: ``STEPSCOPE_BENCH_PG_URL`` (a user that may create databases), else a throwaway
 server from the ``pgserver`` wheel (tests/fixtures/pg.py). Every figure is the median of
-``--repeat`` runs. Run ``python benchmarks/langgraph_bench.py`` (``--quick`` for a small run).
+``--repeat`` runs (default 5); the three LangGraph readers take turns within each round.
+Run ``python benchmarks/langgraph_bench.py`` (``--quick`` for a small run).
 """
 
 from __future__ import annotations
@@ -156,11 +157,21 @@ def _measure(name: str, source: str, graph: Any, saver: Any, cfg: Any, repeat: i
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     size = len(JsonPlusSerializer().dumps_typed(state)[1])
-    ours = median_rate(n, lambda: stepscope_import(source), repeat)
-    history = median_rate(n, lambda: sum(1 for _ in graph.get_state_history(cfg)), repeat)
-    listed = median_rate(n, lambda: sum(1 for _ in saver.list(cfg)), repeat)
-    return {"saver": name, "n": n, "state_kb": size / 1024, "ours": ours, "history": history,
-            "list": listed}  # fmt: skip
+    # alternated, one of each per round: this machine's speed drifts by up to a third
+    # within minutes, and the ratio should compare the three under the same conditions
+    ways: dict[str, Callable[[], Any]] = {
+        "ours": lambda: stepscope_import(source),
+        "history": lambda: sum(1 for _ in graph.get_state_history(cfg)),
+        "list": lambda: sum(1 for _ in saver.list(cfg)),
+    }
+    times: dict[str, list[float]] = {k: [] for k in ways}
+    for _ in range(repeat):
+        for key, fn in ways.items():
+            t = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t)
+    rates = {k: n / statistics.median(v) for k, v in times.items()}
+    return {"saver": name, "n": n, "state_kb": size / 1024, **rates}
 
 
 def write_native_pg(url: str, spec: synth.Spec) -> None:
@@ -269,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="timed repetitions")
     args = parser.parse_args(argv)
     steps = args.steps or (200 if args.quick else 2000)
-    repeat = args.repeat or (1 if args.quick else 3)
+    repeat = args.repeat or (1 if args.quick else 5)
     spec = synth.Spec(runs=100 if args.quick else 400, steps=50, state_bytes=2048)
     load = os.getloadavg()[0]
     with postgres() as server:

@@ -24,7 +24,8 @@ from typing import Any
 import pyarrow as pa
 
 from debugger.errors import DecodeError, FlavourError
-from debugger.store.ingest import TABLE_COLUMNS
+from debugger.store import state_hash
+from debugger.store.ingest import GIVEN_STATE_HASH, TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.lg_decode import SafeDecoder, to_json
 from loaders.lg_map import (
@@ -37,8 +38,6 @@ from loaders.lg_map import (
     pending_writes,
     run_id_of,
     status_fields,
-    unanswered_tool_calls,
-    usage,
 )
 from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.lg_tape import Tape
@@ -51,6 +50,8 @@ TAPE_FLUSH = 20_000
 
 _INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "wall_clock_ms",
                 "seq"}  # fmt: skip
+_JSON_COLUMNS = {"working_state", "pending_effects", "metadata", "request", "response"}
+"""Columns the walk fills with ``to_json`` bytes: valid UTF-8, handed to Arrow as is."""
 
 
 def stable_key(*parts: str) -> int:
@@ -59,15 +60,19 @@ def stable_key(*parts: str) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+def _names(table: str) -> list[str]:
+    extra = [GIVEN_STATE_HASH] if table == "checkpoints" else []
+    return ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text", *extra]
+
+
 def select_all(table: str) -> str:
     """The projection of a batch that already holds the canonical columns."""
-    cols = ", ".join(TABLE_COLUMNS[table])
-    return f"SELECT _key, _pos, {cols}, _reason, _raw_text FROM _raw"
+    return f"SELECT _pos, {', '.join(_names(table))} FROM _raw"
 
 
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
-    names = ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text"]
+    names = _names(table)
     arrays = []
     for n in names:
         values = [r.get(n) for r in rows]
@@ -75,6 +80,9 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
             arrays.append(pa.array(values, type=pa.int64()))
         elif n == "is_write":
             arrays.append(pa.array(values, type=pa.bool_()))
+        elif n in _JSON_COLUMNS:
+            # orjson writes UTF-8 only: no decode to str and no re-validation by Arrow
+            arrays.append(pa.array(values, type=pa.binary()).view(pa.string()))
         else:
             arrays.append(pa.array(values, type=pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=names)
@@ -191,12 +199,11 @@ class _Walk:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
         nexts = next_tasks(values)
-        facts, new = self.memo.facts(state)
-        tokens, model = usage(facts)
-        pending = unanswered_tool_calls(facts)
+        scan = self.memo.scan(state)
+        pending = scan.unanswered
         if not ck.has_child:
             pending += pending_writes(decoded)
-        self.tape.observe(new, step if step is not None else 0)
+        self.tape.observe(scan.new, step if step is not None else 0)
         md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
@@ -208,14 +215,15 @@ class _Walk:
             "step_index": step,
             "schema_version": version if isinstance(version, int) else None,
             "created_at": ts,
-            "working_state": _text(state),
-            "tokens_spent": tokens,
+            "working_state": scan.json,
+            GIVEN_STATE_HASH: state_hash.of_text(scan.json),
+            "tokens_spent": scan.tokens,
             "steps_spent": max(step, 0) if step is not None else None,
             "wall_clock_ms": ms_between(self.first_ts, ts),
-            "pending_effects": _text(pending),
-            "model_version": model,
+            "pending_effects": to_json(pending),
+            "model_version": scan.model,
             "tool_versions": None,
-            "metadata": _text(md),
+            "metadata": to_json(md),
         }
 
 

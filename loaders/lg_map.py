@@ -23,9 +23,11 @@ What goes where (docs/langgraph.md says the same for users):
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from debugger.errors import DecodeError
 from loaders.lg_decode import SafeDecoder, to_json
@@ -93,7 +95,7 @@ def next_tasks(channel_values: dict[str, Any]) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Facts:
     """What one message contributes to budgets, pending effects and the tape."""
 
@@ -109,6 +111,10 @@ class Facts:
     """Tool calls of an AI message (``{id, name, args}``)."""
     answers: str | None
     """The ``tool_call_id`` a tool message answers."""
+    json: bytes
+    """The message as JSON text (``to_json``), serialized once per run."""
+    fragment: orjson.Fragment = field(compare=False, repr=False)
+    """``json`` as an orjson fragment: a state embeds it in its own JSON without re-encoding."""
 
 
 def _is_message_tag(tag: Any, memo: dict[str, bool] = {}) -> bool:  # noqa: B006 - a cache
@@ -148,55 +154,98 @@ def facts_of(m: dict[str, Any]) -> Facts:
     """The facts of one decoded message."""
     kind = str(m.get("type"))
     kind = "ai" if kind == "AIMessageChunk" else kind
+    text = to_json(m)
     mid = m.get("id")
-    key = str(mid) if mid else hashlib.md5(to_json(m)).hexdigest()[:16]
+    key = str(mid) if mid else hashlib.md5(text).hexdigest()[:16]
+    tokens, model, answers = 0, None, None
+    calls: tuple[dict[str, Any], ...] = ()
     if kind == "tool":
-        return Facts(kind, key, 0, None, (), str(m.get("tool_call_id")))
-    if kind != "ai":
-        return Facts(kind, key, 0, None, (), None)
-    meta = m.get("response_metadata")
-    model = None
-    if isinstance(meta, dict) and (meta.get("model_name") or meta.get("model")):
-        model = str(meta.get("model_name") or meta.get("model"))
-    calls = tuple(tc for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id"))
-    return Facts(kind, key, _tokens(m), model, calls, None)
+        answers = str(m.get("tool_call_id"))
+    elif kind == "ai":
+        meta = m.get("response_metadata")
+        if isinstance(meta, dict) and (meta.get("model_name") or meta.get("model")):
+            model = str(meta.get("model_name") or meta.get("model"))
+        calls = tuple(
+            tc for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id")
+        )
+        tokens = _tokens(m)
+    return Facts(kind, key, tokens, model, calls, answers, text, orjson.Fragment(text))
+
+
+Seen = tuple[dict[str, Any], Facts]
+"""A message with its facts."""
+
+
+@dataclass
+class StateScan:
+    """What a state's messages say, and the state's JSON text (one pass over the state)."""
+
+    messages: list[Seen]
+    """The messages in order (top-level values and items of top-level lists)."""
+    new: list[Seen]
+    """Those not seen earlier in the run (their calls go to the tape)."""
+    tokens: int
+    """Tokens spent: the sum over distinct AI messages."""
+    model: str | None
+    """The last model name seen."""
+    unanswered: list[dict[str, Any]]
+    """Tool calls no tool message answers (in flight), as pending effects."""
+    json: bytes
+    """The state as JSON text, equal to ``to_json(state)``."""
 
 
 class MessageMemo:
     """Facts of messages already seen in this run, by object identity.
 
     The decoder hands back the same object for a message repeated in every checkpoint, so
-    each message is analysed once per run. The memo keeps a reference to each message, so
-    an ``id()`` cannot be reused while it is remembered; it forgets everything past a size.
+    each message is analysed and serialized once per run; a state's JSON embeds the
+    messages' text as fragments (a 20 KB state of 36 messages: 37 to 5 us). The memo keeps a
+    reference to each message, so an ``id()`` cannot be reused while it is remembered; it
+    forgets everything past a size.
     """
 
     LIMIT = 20_000
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[dict[str, Any], Facts]] = {}
+        self._seen: dict[int, Seen] = {}
 
-    def facts(
-        self, state: dict[str, Any]
-    ) -> tuple[list[tuple[dict[str, Any], Facts]], list[tuple[dict[str, Any], Facts]]]:
-        """The state's messages with their facts, and those among them not seen before."""
+    def scan(self, state: dict[str, Any]) -> StateScan:
+        """The facts of the state's messages, their sums, and the state's JSON text."""
         if len(self._seen) > self.LIMIT:
             self._seen.clear()
-        out: list[tuple[dict[str, Any], Facts]] = []
-        new: list[tuple[dict[str, Any], Facts]] = []
         seen = self._seen
-        for value in state.values():
-            for m in value if isinstance(value, list) else (value,):
-                hit = seen.get(id(m))
-                if hit is None:
-                    if not is_message(m):
-                        continue
-                    hit = seen[id(m)] = (m, facts_of(m))
-                    new.append(hit)
+        out: list[Seen] = []
+        new: list[Seen] = []
+        shadow: dict[str, Any] = {}
+        for name, value in state.items():
+            if isinstance(value, list):
+                items: list[Any] = []
+                for m in value:
+                    hit = seen.get(id(m))
+                    if hit is None:
+                        if not is_message(m):
+                            items.append(m)
+                            continue
+                        hit = seen[id(m)] = (m, facts_of(m))
+                        new.append(hit)
+                    out.append(hit)
+                    items.append(hit[1].fragment)
+                shadow[name] = items
+                continue
+            hit = seen.get(id(value))
+            if hit is None and is_message(value):
+                hit = seen[id(value)] = (value, facts_of(value))
+                new.append(hit)
+            if hit is None:
+                shadow[name] = value
+            else:
                 out.append(hit)
-        return out, new
+                shadow[name] = hit[1].fragment
+        tokens, model = usage(out)
+        return StateScan(out, new, tokens, model, unanswered_tool_calls(out), to_json(shadow))
 
 
-def usage(facts: list[tuple[dict[str, Any], Facts]]) -> tuple[int, str | None]:
+def usage(facts: list[Seen]) -> tuple[int, str | None]:
     """Tokens spent (sum over distinct AI messages) and the last model name seen."""
     total, seen, model = 0, set(), None
     for _, f in facts:
@@ -208,7 +257,7 @@ def usage(facts: list[tuple[dict[str, Any], Facts]]) -> tuple[int, str | None]:
     return total, model
 
 
-def unanswered_tool_calls(facts: list[tuple[dict[str, Any], Facts]]) -> list[dict[str, Any]]:
+def unanswered_tool_calls(facts: list[Seen]) -> list[dict[str, Any]]:
     """Tool calls of AI messages with no tool message answering them (in flight)."""
     answered = {f.answers for _, f in facts if f.answers}
     calls = {tc["id"]: tc for _, f in facts for tc in f.calls if tc["id"] not in answered}

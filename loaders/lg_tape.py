@@ -51,17 +51,17 @@ class Tape:
         if call_id in self.calls:
             return
         self._add(call_id, step, kind="model", name=f.model or "model", request=None,
-                  response=to_json(m).decode(), error=None)  # fmt: skip
+                  response=f.json, error=None)  # fmt: skip
         for tc in f.calls:
             self._add(f"tool:{tc['id']}", step, kind="tool", name=str(tc.get("name")),
-                      request=to_json(tc.get("args")).decode(), response=None,
+                      request=to_json(tc.get("args")), response=None,
                       error=None)  # fmt: skip
 
     def _answer(self, m: dict[str, Any], f: Facts) -> None:
         row = self.calls.get(f"tool:{f.answers}")
         if row is None or row["response"] is not None:
             return
-        row["response"] = to_json(m.get("content")).decode()
+        row["response"] = to_json(m.get("content"))
         if m.get("status") == "error":
             content = m.get("content")
             row["error"] = content if isinstance(content, str) else to_json(content).decode()

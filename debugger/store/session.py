@@ -164,7 +164,8 @@ class ImportSession:
             table: canonical table: checkpoints, effects or tool_calls.
             raw: the source rows; must carry a ``_key`` column (unique in the source table).
             select_sql: a SELECT over ``_raw`` giving the canonical columns of ``table``
-                plus ``_key``, ``_pos`` and ``_reason`` (and optionally ``_raw_text``).
+                plus ``_key``, ``_pos`` and ``_reason`` (and optionally ``_raw_text``, and
+                for checkpoints ``_state_hash``: see ``ingest.GIVEN_STATE_HASH``).
                 ``_pos``, each row's place in the import, is added to ``raw`` here.
             derive_parents: the source has no parent column; chain checkpoints in order.
 

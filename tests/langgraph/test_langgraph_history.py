@@ -199,3 +199,21 @@ def test_reimport_adds_nothing(written: Written, tmp_path: Any) -> None:
     total = report.total
     assert total.imported == 0
     assert total.read == total.already_present == written.report.total.read
+
+
+def test_given_state_hashes_are_the_stored_texts(written: Written) -> None:
+    """The walk hashes each state's text itself (ingest.GIVEN_STATE_HASH): the hash must be
+    the one the store computes for the text it keeps, or stepping would miss the cache."""
+    import duckdb
+
+    from debugger.store import state_hash
+
+    con = duckdb.connect(str(written.store_path), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT CAST(working_state AS VARCHAR), state_hash FROM checkpoints"
+        ).fetchall()
+    finally:
+        con.close()
+    assert rows
+    assert all(state_hash.of_text(text) == digest for text, digest in rows)
