@@ -13,6 +13,7 @@ import orjson
 
 from debugger.diff_prune import ChunkMemo
 from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
+from debugger.diff_text import diff_texts
 from debugger.model import Checkpoint
 
 EffectChangeKind = Literal["added", "removed", "status_changed", "changed"]
@@ -170,6 +171,7 @@ def diff_checkpoints(
     ignore_order: Patterns = (),
     *,
     memos: tuple[ChunkMemo, ChunkMemo] | None = None,
+    state_texts: tuple[str, str] | None = None,
 ) -> CheckpointDiff:
     """Diff two checkpoints: state rows plus budgets, pending effects and metadata.
 
@@ -179,6 +181,9 @@ def diff_checkpoints(
         ignore_paths: state paths to leave out (see :func:`debugger.diff.diff_states`).
         ignore_order: state lists compared without regard to order.
         memos: the working states' chunk memos (see :func:`debugger.diff.diff_states`).
+        state_texts: the two working states as stored JSON texts, when the checkpoints were
+            read without parsing them (``Store.checkpoint_text``): the states are then
+            diffed from the texts (:func:`debugger.diff_text.diff_texts`), same rows.
 
     Returns:
         The :class:`CheckpointDiff`.
@@ -187,8 +192,10 @@ def diff_checkpoints(
     return CheckpointDiff(
         a=CheckpointRef.of(a),
         b=CheckpointRef.of(b),
-        state=diff_states(
-            a.working_state, b.working_state, ignore_paths, ignore_order, memos=memos
+        state=(
+            diff_states(a.working_state, b.working_state, ignore_paths, ignore_order, memos=memos)
+            if state_texts is None
+            else diff_texts(*state_texts, ignore_paths, ignore_order)
         ),
         budgets=diff_budgets(a, b),
         effects=diff_pending_effects(a.pending_effects, b.pending_effects),

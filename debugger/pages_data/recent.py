@@ -1,7 +1,7 @@
-"""Keeping a step change cheap: the last few parsed checkpoints, and no GC while parsing.
+"""Keeping a step change cheap: the last few checkpoints read, and no GC while diffing.
 
 Stepping forward compares the new step with the one just left, so keeping the last few
-parsed checkpoints means a step change reads and parses one checkpoint, not two.
+checkpoints (their states as stored text) means a step change reads one checkpoint, not two.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from debugger.diff_prune import ChunkMemo
 from debugger.model import Checkpoint
 from debugger.store import Store
 
@@ -23,24 +22,14 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def gc_paused(promote: bool = False) -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while a step's view is built.
 
-    Parsing and diffing a 1 MB state allocates some 100,000 dicts and lists, and every burst
-    of allocations triggers collections that traverse them, and the parsed states kept for
-    stepping make the older generations large: measured, a 1 MB step took 82 ms with the
-    collector running and 35-46 ms without. Parsed JSON has no reference cycles, so nothing
+    Parsing and diffing a large state allocates many dicts and lists (some 100,000 for a
+    1 MB state parsed whole), and every burst of allocations triggers collections that
+    traverse them: measured, a 1 MB step took 82 ms with the collector running and 35-46 ms
+    without, when states were parsed whole. Parsed JSON has no reference cycles, so nothing
     is lost by collecting afterwards. Only re-enabled if it was enabled (threads may nest).
-
-    Args:
-        promote: move what was allocated meanwhile straight into the oldest generation
-            (``gc.freeze()`` then ``gc.unfreeze()``: two list splices, no traversal) instead
-            of leaving it young. The Timeline's step does this: the state it parsed is kept
-            for stepping, and the young-generation pass that would only find it alive cost
-            2-3 ms of a 1 MB step (measured, load ~4.6: median CPU 35.8 -> 32.7 ms). Cyclic
-            garbage made meanwhile (DeepDiff's levels, a few per changed path) then waits for
-            the next full collection. Skipped when something else has frozen objects, so
-            their freeze is never undone.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -48,30 +37,29 @@ def gc_paused(promote: bool = False) -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if promote and gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 
 RECENT_CHECKPOINTS = 4
-"""Parsed checkpoints kept in memory: stepping forward reuses the step it left as the
-previous one, so a step change reads and parses one checkpoint, not two."""
+"""Checkpoints kept in memory: stepping forward reuses the step it left as the previous one,
+so a step change reads one checkpoint, not two."""
 
 
 @dataclass(frozen=True)
-class Parsed:
-    """A checkpoint read for the Timeline, with the chunk memo of its working state."""
+class Fetched:
+    """A checkpoint read for the Timeline: its working state is kept as the stored text.
+
+    The step view only compares states, which :func:`debugger.diff_text.diff_texts` does
+    on their texts, parsing only what differs; the full state is parsed when someone opens it.
+    """
 
     checkpoint: Checkpoint
-    """The checkpoint (frozen: its working state is never mutated)."""
-    memo: ChunkMemo
-    """Serialized chunks of the working state, filled by the diffs it takes part in, so the
-    next step's diff does not serialize this state again (see
-    :class:`debugger.diff_prune.ChunkMemo`; the store parses states from JSON)."""
+    """The checkpoint, with ``working_state`` None (not parsed)."""
+    state_text: str
+    """The working state's JSON text, as stored."""
 
 
-_recent: OrderedDict[tuple[str, str, str, str], Parsed] = OrderedDict()
+_recent: OrderedDict[tuple[str, str, str, str], Fetched] = OrderedDict()
 _recent_lock = threading.Lock()
 
 
@@ -81,13 +69,12 @@ def clear_recent() -> None:
         _recent.clear()
 
 
-def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Parsed:
+def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Fetched:
     """Read the checkpoint of ``ref``: from the recent ones, else by step (an indexed point
     read) when it is alone at its step, else by checkpoint id.
 
     Recent checkpoints are keyed by store file, run, checkpoint id and state hash, so a
-    different store or a rewritten checkpoint is never served from memory. Checkpoints are
-    frozen; callers must not mutate their working state.
+    different store or a rewritten checkpoint is never served from memory.
     """
     key = (store.path, run_id, ref.checkpoint_id, ref.state_hash)
     with _recent_lock:
@@ -96,13 +83,13 @@ def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Parse
             return _recent[key]
     alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
     if alone:
-        ckpt = store.checkpoint(run_id, step=ref.step_index)
+        ckpt, text = store.checkpoint_text(run_id, step=ref.step_index)
     else:
-        ckpt = store.checkpoint(run_id, checkpoint_id=ref.checkpoint_id)
-    parsed = Parsed(ckpt, ChunkMemo(json_only=True))
+        ckpt, text = store.checkpoint_text(run_id, checkpoint_id=ref.checkpoint_id)
+    fetched = Fetched(ckpt, text)
     if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
         with _recent_lock:
-            _recent[key] = parsed
+            _recent[key] = fetched
             while len(_recent) > RECENT_CHECKPOINTS:
                 _recent.popitem(last=False)
-    return parsed
+    return fetched

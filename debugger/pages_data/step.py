@@ -9,14 +9,14 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import orjson
 import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
-from debugger.diff_prune import ChunkMemo
+from debugger.json_text import loads
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
@@ -292,13 +292,14 @@ def step_view(
     if step is not None and checkpoint_id is None and refs[pos].step_index != step:
         store.checkpoint(run_id, step)  # the step does not exist: raises NotFound
     prev_ref = previous_ref(refs, pos)
-    with gc_paused(promote=True):
+    with gc_paused():
         prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
         cur = fetch(store, run_id, refs, refs[pos])
-        memos = (prev.memo, cur.memo) if prev else None
-        return view_of(
-            store, cur.checkpoint, prev.checkpoint if prev else None, ignore_paths, memos
-        )
+        if prev is None:
+            ckpt = replace(cur.checkpoint, working_state=loads(cur.state_text))
+            return view_of(store, ckpt, None, ignore_paths)
+        texts = (prev.state_text, cur.state_text)
+        return view_of(store, cur.checkpoint, prev.checkpoint, ignore_paths, texts)
 
 
 def view_of(
@@ -306,12 +307,12 @@ def view_of(
     ckpt: Checkpoint,
     prev: Checkpoint | None,
     ignore_paths: tuple[str, ...] = (),
-    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
+    state_texts: tuple[str, str] | None = None,
 ) -> StepView:
     """The step view of a checkpoint compared with ``prev`` (None: everything is new).
 
-    ``memos`` are the chunk memos of ``prev``'s and ``ckpt``'s working states, when they are
-    kept with them (see :func:`debugger.diff.diff_states`).
+    ``state_texts`` are ``prev``'s and ``ckpt``'s working states as stored JSON texts, when
+    the caller read them unparsed (see :meth:`debugger.store.Store.checkpoint_text`).
 
     Raises:
         DiffOptionError: an ignore pattern is malformed.
@@ -321,7 +322,7 @@ def view_of(
         meta: list[DiffRow] = []
         effect_changes: list[dict[str, Any]] = []
     else:
-        cd = diff_checkpoints(prev, ckpt, ignore_paths, memos=memos)
+        cd = diff_checkpoints(prev, ckpt, ignore_paths, state_texts=state_texts)
         state, meta = cd.state, cd.metadata
         effect_changes = [
             {

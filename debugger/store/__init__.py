@@ -213,6 +213,19 @@ class Store:
         """One checkpoint by step (newest at that step), by id, or the head if neither."""
         return reads.checkpoint(self.con, run_id, step, checkpoint_id, self._run_nums)
 
+    def checkpoint_text(
+        self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
+    ) -> tuple[Checkpoint, str]:
+        """:meth:`checkpoint` with the working state left as its stored JSON text.
+
+        The returned checkpoint's ``working_state`` is None (not parsed); the text comes
+        beside it. For a caller that only compares states, which it can do on their texts
+        (:func:`debugger.diff_text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
+        """
+        row = reads.checkpoint_row(self.con, run_id, step, checkpoint_id, self._run_nums)
+        text = row[6] if row[6] is not None else "null"
+        return reads.checkpoint_from_row(row, parse_state=False), text
+
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
         """All checkpoints of a run, in write order."""
         return reads.checkpoints(self.con, run_id)

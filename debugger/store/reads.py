@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import orjson
 
 from debugger.errors import NotFound
+from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, Run, ToolCall
 from debugger.store import derive
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
@@ -72,31 +71,12 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     return (*row[:6], large[0] if large else None, *row[7:-1])
 
 
-_DIGITS = str.maketrans("0123456789-", "ddddddddddd")
-_LONG_NUMBER = "d" * 20
-"""20 digits (or a minus and 19): a number orjson may turn into a float, as it keeps integers
-exact only within 64 bits. Found with str.translate, which is several times faster than a
-regular expression over a digit-heavy 1 MB state."""
+def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Checkpoint:
+    """Build a :class:`Checkpoint` from a row selected with the checkpoint columns.
 
-
-def _loads(text: str | None, default: Any = None) -> Any:
-    """Parse stored JSON exactly as written.
-
-    orjson is fast but turns integers beyond 64 bits into floats and refuses NaN, Infinity
-    and 1e400 (which DuckDB accepts); such documents are parsed by the standard library.
+    With ``parse_state`` false the working state is left unparsed (``working_state`` is
+    None) for a caller that diffs the state's text, ``row[6]`` (see ``debugger.diff_text``).
     """
-    if text is None:
-        return default
-    if _LONG_NUMBER not in text.translate(_DIGITS):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
-
-
-def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:
-    """Build a :class:`Checkpoint` from a row selected with the checkpoint columns."""
     return Checkpoint(
         run_id=row[0],
         checkpoint_id=row[1],
@@ -104,14 +84,14 @@ def checkpoint_from_row(row: tuple[Any, ...]) -> Checkpoint:
         step_index=int(row[3]),
         schema_version=row[4],
         created_at=row[5],
-        working_state=_loads(row[6]),
+        working_state=loads(row[6]) if parse_state else None,
         state_hash=row[7],
         state_bytes=int(row[8]),
         budgets=Budgets(int(row[9]), int(row[10]), int(row[11])),
-        pending_effects=_loads(row[12], []),
+        pending_effects=loads(row[12], []),
         model_version=row[13],
-        tool_versions=_loads(row[14], {}),
-        metadata=_loads(row[15], {}),
+        tool_versions=loads(row[14], {}),
+        metadata=loads(row[15], {}),
     )
 
 
@@ -166,6 +146,18 @@ def checkpoint(
     A lookup by step goes through ``lookup_key``, a single indexed BIGINT, so it is a point
     read even in a store of millions of checkpoints. ``known`` is passed to :func:`run_num`.
     """
+    return checkpoint_from_row(checkpoint_row(con, run_id, step, checkpoint_id, known))
+
+
+def checkpoint_row(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    step: int | None = None,
+    checkpoint_id: str | None = None,
+    known: dict[str, int] | None = None,
+) -> tuple[Any, ...]:
+    """The row of :func:`checkpoint`, its JSON documents still text (see
+    :func:`checkpoint_from_row`)."""
     num = run_num(con, run_id, known)
     if checkpoint_id is not None:
         row = _one(con, "c.run_id = ? AND c.checkpoint_id = ?", [run_id, checkpoint_id])
@@ -182,13 +174,13 @@ def checkpoint(
         ).fetchone()
         if head is None:
             raise NotFound(f"run {run_id!r} has no checkpoints", "import its source again")
-        return checkpoint(con, run_id, checkpoint_id=head[0], known=known)
+        return checkpoint_row(con, run_id, checkpoint_id=head[0], known=known)
     if row is None:
         raise NotFound(
             f"run {run_id!r} has no {what}",
             f"see its steps with `stepscope show {run_id}`",
         )
-    return checkpoint_from_row(row)
+    return row
 
 
 def checkpoints(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Checkpoint]:
@@ -247,9 +239,9 @@ def _run_from_row(row: tuple[Any, ...]) -> Run:
         first_at=row[7],
         last_at=row[8],
         budgets=Budgets(int(row[9]), int(row[10]), int(row[11])),
-        limits=_loads(row[12], {}),
-        model_versions=_loads(row[13], []),
-        schema_versions=_loads(row[14], []),
+        limits=loads(row[12], {}),
+        model_versions=loads(row[13], []),
+        schema_versions=loads(row[14], []),
         last_error=row[15],
         pending_count=int(row[16]),
         replay_of=row[17],
@@ -356,7 +348,7 @@ def effects(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Effect]:
         [run_id],
     ).fetchall()
     return [
-        Effect(r[0], r[1], int(r[2]), r[3], r[4], _loads(r[5]), r[6], _loads(r[7]), r[8])
+        Effect(r[0], r[1], int(r[2]), r[3], r[4], loads(r[5]), r[6], loads(r[7]), r[8])
         for r in rows
     ]
 
@@ -376,7 +368,7 @@ def tool_calls(
         params.append(step)
     rows = con.execute(sql + " ORDER BY seq, step_index", params).fetchall()
     return [
-        ToolCall(r[0], int(r[1]), int(r[2]), r[3], r[4], _loads(r[5]), _loads(r[6]), r[7], r[8],
+        ToolCall(r[0], int(r[1]), int(r[2]), r[3], r[4], loads(r[5]), loads(r[6]), r[7], r[8],
                  bool(r[9]))
         for r in rows
     ]  # fmt: skip

@@ -7,6 +7,7 @@ pruning that confused them would fail here even though ``1 == 1.0 == True`` in P
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import orjson
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from debugger import diff_prune
 from debugger.diff import diff_states, plain_deepdiff_rows
+from debugger.diff_text import diff_texts
 
 KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
 KEYS = st.one_of(KEYS, st.text(max_size=4))
@@ -182,3 +184,51 @@ def test_chunked_identity_matches_plain_deepdiff(pair: tuple[Any, Any], via_json
         same(diff_states(old, new), plain_deepdiff_rows(old, new))
     finally:
         diff_prune.CHUNK = saved
+
+
+def _texts(old: Any, new: Any, styles: tuple[int, int]) -> tuple[str, str]:
+    """The two states as stored texts: compact (orjson) or with whitespace (json, indented)."""
+
+    def text(value: Any, style: int) -> str:
+        if style == 0:
+            return orjson.dumps(value).decode()
+        return json.dumps(value, indent=style - 1 or None, ensure_ascii=style == 2)
+
+    return text(old, styles[0]), text(new, styles[1])
+
+
+STYLES = st.tuples(st.integers(0, 3), st.integers(0, 3))
+
+
+@SETTINGS
+@given(edited_pairs(), STYLES)
+def test_text_diff_matches_plain_deepdiff(pair: tuple[Any, Any], styles: tuple[int, int]) -> None:
+    """The diff from stored texts: only differing branches are parsed, rows are DeepDiff's.
+    Texts written differently (whitespace, escapes) hold equal values the pruning must not
+    take for changes."""
+    a, b = _texts(*pair, styles)
+    old, new = orjson.loads(a), orjson.loads(b)
+    same(diff_texts(a, b), plain_deepdiff_rows(old, new))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(low_overlap_pairs(), st.tuples(CONTAINERS, CONTAINERS)), STYLES)
+def test_text_diff_of_unrelated_or_low_overlap_states(
+    pair: tuple[Any, Any], styles: tuple[int, int]
+) -> None:
+    a, b = _texts(*pair, styles)
+    same(diff_texts(a, b), plain_deepdiff_rows(orjson.loads(a), orjson.loads(b)))
+
+
+@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs_with_patterns(), STYLES)
+def test_text_diff_with_ignore_options(
+    case: tuple[Any, Any, list[str], list[str]], styles: tuple[int, int]
+) -> None:
+    old, new, ignore, order = case
+    a, b = _texts(old, new, styles)
+    old, new = orjson.loads(a), orjson.loads(b)
+    same(
+        diff_texts(a, b, ignore_paths=ignore, ignore_order=order),
+        plain_deepdiff_rows(old, new, ignore_paths=ignore, ignore_order=order),
+    )

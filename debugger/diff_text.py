@@ -1,0 +1,160 @@
+"""The diff of two states given as stored JSON texts, parsing only the branches that differ.
+
+:func:`debugger.diff_states.diff_states` takes parsed states; the Timeline's step change was
+mostly parsing: ``orjson.loads`` of a 1 MB state took 9-11 ms, then the pruning serialized
+the new state's chunks again to compare them with the old one's (3.6 ms). The store keeps
+each state as the JSON text it was imported with, so equal bytes mean equal values, and the
+comparison can happen on the texts before anything is parsed:
+
+- each container is split into its members' texts with msgspec (``dict[str, Raw]``,
+  ``list[Raw]``: validated and sliced in C, with nothing inside built as Python objects);
+- members whose texts are equal are identical and stay unparsed; the others are compared
+  the same way one level down, and only what differs at the leaves is parsed;
+- the reduced pair is built by the rules of :mod:`debugger.diff_prune` (the same keys in
+  the same order keep only the differing ones; DeepDiff's threshold rule keeps enough
+  identical keys, as real values shared by both sides; lists of scalars, lists compared
+  without order and values of a changed type are handed over whole), so DeepDiff reports
+  exactly what it reports on the whole states. An identical item of a list compared by
+  position becomes one shared placeholder on both sides, which DeepDiff skips by identity
+  (``_PrunedDeepDiff`` never even visits such a pair) and never reports.
+
+Texts that differ while their values are identical (other whitespace, ``1.0`` and
+``1.00``) are simply parsed and handed over: DeepDiff reports nothing for them. A text that
+msgspec refuses (``NaN``, which DuckDB accepts) is diffed the parsed way.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import compress
+from typing import Any
+
+import msgspec
+
+from debugger.diff_prune import _child_path, _placeholders_needed, _reported_whole
+from debugger.diff_states import (
+    DiffOptions,
+    Patterns,
+    StateDiff,
+    _PrunedDeepDiff,
+    diff_states,
+    rows_of,
+)
+from debugger.json_text import loads
+
+_Raw = msgspec.Raw
+_OBJECT = msgspec.json.Decoder(dict[str, _Raw])
+_ARRAY = msgspec.json.Decoder(list[_Raw])
+_OPEN_OBJECT, _OPEN_ARRAY = ord("{"), ord("[")
+_CONTAINERS = frozenset({_OPEN_OBJECT, _OPEN_ARRAY})
+
+
+class _Same:
+    """The placeholder for an identical item of a list compared by position."""
+
+    def __repr__(self) -> str:
+        return "<identical>"
+
+
+SAME = _Same()
+"""Shared by both sides wherever an item is identical, so DeepDiff skips it by identity."""
+
+
+def _opener(raw: _Raw) -> int:
+    view = memoryview(raw)  # msgspec strips the whitespace around a member's text
+    return view[0] if len(view) else 0
+
+
+def diff_texts(
+    old: str | bytes, new: str | bytes, ignore_paths: Patterns = (), ignore_order: Patterns = ()
+) -> StateDiff:
+    """:func:`debugger.diff.diff_states` of two states given as JSON texts.
+
+    The rows are exactly those of ``diff_states(parse(old), parse(new), ...)`` (and so of
+    plain DeepDiff on the parsed states), but only the branches whose texts differ are parsed.
+
+    Raises:
+        DiffOptionError: a pattern is malformed.
+    """
+    options = DiffOptions.build(ignore_paths, ignore_order)
+    a, b = _Raw(old.strip()), _Raw(new.strip())
+    if a == b:
+        return StateDiff()
+    try:
+        p_old, p_new = _Pruner(options.ignores_order if options.orders else None).pair(a, b, "root")
+    except (msgspec.DecodeError, ValueError):
+        # not JSON msgspec reads (NaN, Infinity): the parsed way, which takes what DuckDB took
+        return diff_states(loads(a), loads(b), ignore_paths, ignore_order)
+    return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
+
+
+class _Pruner:
+    """One text pruning: the ignore-order matcher, applied at the paths DeepDiff builds."""
+
+    def __init__(self, ordered_off: Any) -> None:
+        self.ordered_off = ordered_off
+
+    def pair(self, a: _Raw, b: _Raw, path: str | None) -> tuple[Any, Any]:
+        """The reduced ``(old, new)`` of two member texts that differ."""
+        kind_a, kind_b = _opener(a), _opener(b)
+        if kind_a == kind_b == _OPEN_OBJECT:
+            return self._objects(a, b, path)
+        if kind_a == kind_b == _OPEN_ARRAY:
+            return self._arrays(a, b, path)
+        return loads(a), loads(b)  # scalars, or a type change: reported with both values
+
+    def _sub(self, path: str | None, key: Any) -> str | None:
+        return _child_path(path, key) if self.ordered_off else None
+
+    def _objects(self, a: _Raw, b: _Raw, path: str | None) -> tuple[Any, Any]:
+        old, new = _OBJECT.decode(a), _OBJECT.decode(b)
+        if len(old) == len(new) and list(old) == list(new):
+            # every key is common (diff_prune._prune_same_keys): only differing keys stay
+            keys, same_old, same_new = list(old), {}, {}
+            olds, news = list(old.values()), list(new.values())
+            for i in compress(range(len(keys)), map(operator.ne, olds, news)):
+                sub = self._sub(path, keys[i])
+                same_old[keys[i]], same_new[keys[i]] = self.pair(olds[i], news[i], sub)
+            return same_old, same_new
+        common = len(old.keys() & new.keys())
+        if _reported_whole(common, len(old) + len(new) - common):
+            return loads(a), loads(b)  # reported as one change carrying both whole dicts
+        keys = [k for k in old if k in new]
+        changed = {
+            k: self.pair(old[k], new[k], self._sub(path, k)) for k in keys if old[k] != new[k]
+        }
+        only = len(old) + len(new) - 2 * common
+        needed = _placeholders_needed(len(changed), common - len(changed), only)
+        keep = {k: loads(old[k]) for k in [k for k in keys if k not in changed][:needed]}
+        p_old: dict[str, Any] = {}
+        for key, raw in old.items():
+            if key in changed:
+                p_old[key] = changed[key][0]
+            elif key in keep:
+                p_old[key] = keep[key]
+            elif key not in new:
+                p_old[key] = loads(raw)
+        p_new: dict[str, Any] = {}
+        for key, raw in new.items():
+            if key in changed:
+                p_new[key] = changed[key][1]
+            elif key in keep:
+                p_new[key] = keep[key]  # the same object: DeepDiff skips it by identity
+            elif key not in old:
+                p_new[key] = loads(raw)
+        return p_old, p_new
+
+    def _arrays(self, a: _Raw, b: _Raw, path: str | None) -> tuple[list[Any], list[Any]]:
+        if self.ordered_off is not None and self.ordered_off(path):
+            return loads(a), loads(b)  # compared as multisets: every item takes part
+        old, new = _ARRAY.decode(a), _ARRAY.decode(b)
+        if _CONTAINERS.isdisjoint(map(_opener, old)) and _CONTAINERS.isdisjoint(map(_opener, new)):
+            # scalars only: DeepDiff aligns them with difflib, by equality, so all stay
+            return loads(a), loads(b)
+        # DeepDiff pairs items by position: identical ones become one shared placeholder
+        n = min(len(old), len(new))
+        p_old: list[Any] = [SAME] * n + [loads(r) for r in old[n:]]
+        p_new: list[Any] = [SAME] * n + [loads(r) for r in new[n:]]
+        for i in compress(range(n), map(operator.ne, old[:n], new[:n])):
+            p_old[i], p_new[i] = self.pair(old[i], new[i], self._sub(path, i))
+        return p_old, p_new
