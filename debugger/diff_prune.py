@@ -231,7 +231,7 @@ class _Walk:
         return _Cached(self.memos[0], id(old), self.memos[1], id(new))
 
 
-def _child_path(path: str | None, key: Any) -> str | None:
+def child_path(path: str | None, key: Any) -> str | None:
     # The exact string DeepDiff's DiffLevel.path() builds, so the ignore-order matcher sees
     # the same paths here as inside DeepDiff.
     if path is None:
@@ -256,32 +256,54 @@ def _prune_dict(
         # then ==): every key is common, so the threshold rule cannot apply.
         return _prune_same_keys(old, new, path, walk)
     common = len(old.keys() & new.keys())
-    if _reported_whole(common, len(old) + len(new) - common):
+    if reported_whole(common, len(old) + len(new) - common):
         # DeepDiff reports this dict as one values_changed with both whole dicts as values
         # (or, when exclusions shrink its union, descends): hand it over untouched.
         return old, new
     keys = [key for key in old if key in new]
     changed: dict[Any, tuple[Any, Any]] = {}
     for i in differing([old[k] for k in keys], [new[k] for k in keys]):
-        sub = _child_path(path, keys[i]) if walk.ordered_off else None
+        sub = child_path(path, keys[i]) if walk.ordered_off else None
         changed[keys[i]] = _prune(old[keys[i]], new[keys[i]], sub, walk)
-    only = len(old) + len(new) - 2 * common
-    needed = _placeholders_needed(len(changed), common - len(changed), only)
-    keep = set([key for key in keys if key not in changed][:needed])
+    return reduced_dicts(old, new, keys, changed)
+
+
+def reduced_dicts(
+    old: dict[Any, Any],
+    new: dict[Any, Any],
+    common_keys: list[Any],
+    changed: dict[Any, tuple[Any, Any]],
+    value: Callable[[Any], Any] = lambda v: v,
+) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """The reduced pair of two dicts whose key sets differ (but not so much that DeepDiff
+    reports them whole): the changed keys' reduced values, the keys on one side only, and
+    enough identical keys for DeepDiff's threshold rule to decide as before, each of those
+    one object shared by both sides.
+
+    ``changed`` maps every common key that may differ to its reduced pair; the other common
+    keys are identical. ``value`` turns a side's value into what DeepDiff is given (the
+    text pruning of :mod:`debugger.diff_text` parses member texts with it).
+    """
+    only = len(old) + len(new) - 2 * len(common_keys)
+    same = len(common_keys) - len(changed)
+    needed = _placeholders_needed(len(changed), same, only)
+    keep = {k: value(old[k]) for k in [k for k in common_keys if k not in changed][:needed]}
     p_old: dict[Any, Any] = {}
-    for key, value in old.items():
+    for key, v in old.items():
         if key in changed:
             p_old[key] = changed[key][0]
-        elif key in keep or key not in new:
-            p_old[key] = value
+        elif key in keep:
+            p_old[key] = keep[key]
+        elif key not in new:
+            p_old[key] = value(v)
     p_new: dict[Any, Any] = {}
-    for key, value in new.items():
+    for key, v in new.items():
         if key in changed:
             p_new[key] = changed[key][1]
         elif key in keep:
-            p_new[key] = old[key]  # the same object: DeepDiff skips it by identity
+            p_new[key] = keep[key]  # the same object: DeepDiff skips it by identity
         elif key not in old:
-            p_new[key] = value
+            p_new[key] = value(v)
     return p_old, p_new
 
 
@@ -301,12 +323,12 @@ def _prune_same_keys(
     p_new: dict[Any, Any] = {}
     # The caller found this pair not identical, so with the same keys the values differ.
     for i in differing(olds, news, walk.cached(old, new), known_unequal=True):
-        sub = _child_path(path, old_keys[i]) if walk.ordered_off else None
+        sub = child_path(path, old_keys[i]) if walk.ordered_off else None
         p_old[old_keys[i]], p_new[new_keys[i]] = _prune(olds[i], news[i], sub, walk)
     return p_old, p_new
 
 
-def _reported_whole(common: int, union: int) -> bool:
+def reported_whole(common: int, union: int) -> bool:
     """DeepDiff's ``threshold_to_diff_deeper`` rule, before exclusions shrink the union."""
     return union > 1 and common / union < THRESHOLD
 
@@ -314,13 +336,13 @@ def _reported_whole(common: int, union: int) -> bool:
 def _placeholders_needed(changed: int, same: int, only: int) -> int:
     """How many identical keys must stay so DeepDiff's threshold rule decides as before.
 
-    Called only for a dict that does not trigger the rule (:func:`_reported_whole` is
+    Called only for a dict that does not trigger the rule (:func:`reported_whole` is
     false); the reduced dict must not trigger it either, so the fewest identical keys that
     hold the ratio at or above the threshold stay. Exclusions only shrink DeepDiff's union,
     never its common count, so a ratio that holds without them holds with them.
     """
     m = 0
-    while m < same and _reported_whole(changed + m, changed + only + m):
+    while m < same and reported_whole(changed + m, changed + only + m):
         m += 1
     return m
 
@@ -354,6 +376,6 @@ def _prune_list(
     # Otherwise DeepDiff pairs items by position (zip_longest): index i against index i.
     p_old = list(old)
     for i in changed:
-        sub = _child_path(path, i) if walk.ordered_off else None
+        sub = child_path(path, i) if walk.ordered_off else None
         p_old[i], p_new[i] = _prune(old[i], new[i], sub, walk)
     return p_old, p_new

@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from debugger.diff_prune import _child_path, _placeholders_needed, _reported_whole
+from debugger.diff_prune import child_path, reduced_dicts, reported_whole
 from debugger.diff_states import (
     DiffOptions,
     Patterns,
@@ -104,7 +104,7 @@ class _Pruner:
         return loads(a), loads(b)  # scalars, or a type change: reported with both values
 
     def _sub(self, path: str | None, key: Any) -> str | None:
-        return _child_path(path, key) if self.ordered_off else None
+        return child_path(path, key) if self.ordered_off else None
 
     def _objects(self, a: _Raw, b: _Raw, path: str | None) -> tuple[Any, Any]:
         old, new = _OBJECT.decode(a), _OBJECT.decode(b)
@@ -117,32 +117,15 @@ class _Pruner:
                 same_old[keys[i]], same_new[keys[i]] = self.pair(olds[i], news[i], sub)
             return same_old, same_new
         common = len(old.keys() & new.keys())
-        if _reported_whole(common, len(old) + len(new) - common):
+        if reported_whole(common, len(old) + len(new) - common):
             return loads(a), loads(b)  # reported as one change carrying both whole dicts
         keys = [k for k in old if k in new]
         changed = {
             k: self.pair(old[k], new[k], self._sub(path, k)) for k in keys if old[k] != new[k]
         }
-        only = len(old) + len(new) - 2 * common
-        needed = _placeholders_needed(len(changed), common - len(changed), only)
-        keep = {k: loads(old[k]) for k in [k for k in keys if k not in changed][:needed]}
-        p_old: dict[str, Any] = {}
-        for key, raw in old.items():
-            if key in changed:
-                p_old[key] = changed[key][0]
-            elif key in keep:
-                p_old[key] = keep[key]
-            elif key not in new:
-                p_old[key] = loads(raw)
-        p_new: dict[str, Any] = {}
-        for key, raw in new.items():
-            if key in changed:
-                p_new[key] = changed[key][1]
-            elif key in keep:
-                p_new[key] = keep[key]  # the same object: DeepDiff skips it by identity
-            elif key not in old:
-                p_new[key] = loads(raw)
-        return p_old, p_new
+        # texts that differ may still hold identical values: then they are simply handed
+        # over parsed, which keeps DeepDiff's threshold decision (more common keys only)
+        return reduced_dicts(old, new, keys, changed, loads)
 
     def _arrays(self, a: _Raw, b: _Raw, path: str | None) -> tuple[list[Any], list[Any]]:
         if self.ordered_off is not None and self.ordered_off(path):
