@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 import orjson
 
-from debugger.diff_prune import ChunkMemo
 from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
 from debugger.diff_text import diff_texts
 from debugger.model import Checkpoint
@@ -170,7 +169,6 @@ def diff_checkpoints(
     ignore_paths: Patterns = (),
     ignore_order: Patterns = (),
     *,
-    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
     state_texts: tuple[str, str] | None = None,
 ) -> CheckpointDiff:
     """Diff two checkpoints: state rows plus budgets, pending effects and metadata.
@@ -180,7 +178,6 @@ def diff_checkpoints(
         b: the new side (a later step, another run, or a replay).
         ignore_paths: state paths to leave out (see :func:`debugger.diff.diff_states`).
         ignore_order: state lists compared without regard to order.
-        memos: the working states' chunk memos (see :func:`debugger.diff.diff_states`).
         state_texts: the two working states as stored JSON texts, when the checkpoints were
             read without parsing them (``Store.checkpoint_text``): the states are then
             diffed from the texts (:func:`debugger.diff_text.diff_texts`), same rows.
@@ -193,7 +190,7 @@ def diff_checkpoints(
         a=CheckpointRef.of(a),
         b=CheckpointRef.of(b),
         state=(
-            diff_states(a.working_state, b.working_state, ignore_paths, ignore_order, memos=memos)
+            diff_states(a.working_state, b.working_state, ignore_paths, ignore_order)
             if state_texts is None
             else diff_texts(*state_texts, ignore_paths, ignore_order)
         ),

@@ -5,8 +5,7 @@ database never share objects, so plain DeepDiff walks every node of both states.
 builds a pair of reduced trees that DeepDiff reports exactly the same rows for:
 
 - a subtree whose two sides are strictly identical (same types at every node, same
-  serialized bytes, and ``==``; for values known to come from a JSON parser, bytes without a
-  ``null`` suffice, see :class:`ChunkMemo`) is dropped from a dict, or, where dropping would
+  serialized bytes, and ``==``) is dropped from a dict, or, where dropping would
   change what DeepDiff sees, replaced on the new side by the old side's object, which
   DeepDiff skips by identity;
 - dict keys are kept in their original order, so DeepDiff discovers changes in the same order;
@@ -81,82 +80,15 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-class ChunkMemo:
-    """The serialized chunks of one parsed state, kept with it while it is kept for stepping.
-
-    Stepping forward diffs the state just left with the next one; the old side's chunks were
-    serialized one step earlier, as the new side. Remembering them (by container and
-    position, valid while the state lives and is not mutated, as kept states are not) means
-    a step serializes only the new state. ``json_only`` records that the values come from a
-    JSON parser (dicts, lists, str, int, float, bool, None and nothing else): then equal
-    bytes are proof enough, except where ``null`` could stand for NaN or infinity too, and
-    the ``==`` walk over both sides is skipped.
-    """
-
-    def __init__(self, json_only: bool = False) -> None:
-        self.json_only = json_only
-        self.chunks: dict[tuple[int, int, int], bytes | None] = {}
-
-    def serialized(self, container: int, start: int, items: list[Any]) -> bytes | None:
-        """The bytes of ``items`` (a chunk of ``container`` at ``start``), or None when
-        they are not all plain JSON values."""
-        key = (container, start, len(items))
-        if key in self.chunks:
-            return self.chunks[key]
-        out = _serialized(items, check_types=not self.json_only)
-        self.chunks[key] = out
-        return out
-
-
-@dataclass(frozen=True)
-class _Cached:
-    """The memos of the two containers whose children :func:`differing` compares."""
-
-    old: ChunkMemo
-    old_id: int
-    new: ChunkMemo
-    new_id: int
-
-    def identical(self, start: int, a: list[Any], b: list[Any]) -> bool:
-        """:func:`_chunk_identical` through the memos."""
-        old = self.old.serialized(self.old_id, start, a)
-        if old is None:
-            return False
-        new = self.new.serialized(self.new_id, start, b)
-        if new != old:
-            return False
-        if self.old.json_only and self.new.json_only and b"null" not in old:
-            return True  # JSON values with equal bytes, no NaN or infinity among them
-        return a == b
-
-    def identical_item(self, index: int, x: Any, y: Any) -> bool:
-        """:func:`identical` for one pair, with a container's bytes through the memos.
-
-        A pair tested alone is usually one that changed (its chunk failed, or it is a child
-        of a changed dict), so the cheap ``==`` goes first and rejects it without
-        serializing; an equal container is then compared by bytes, the old side's remembered.
-        """
-        kind = type(x)
-        if kind is not type(y) or (kind is not dict and kind is not list):
-            return identical(x, y)
-        if x != y:
-            return False
-        old = self.old.serialized(self.old_id, index, [x])
-        return old is not None and old == self.new.serialized(self.new_id, index, [y])
-
-
-def _serialized(items: list[Any], check_types: bool = True) -> bytes | None:
-    if check_types and not set(map(type, items)) <= _PLAIN_TYPES:
-        return None
+def _serialized(items: list[Any]) -> bytes | None:
+    """The bytes of plain JSON values (the caller checked their types), None if orjson fails."""
     try:
         return _dumps(items, option=_DUMP_OPTS)
     except (TypeError, ValueError, RecursionError):
         return None
 
 
-def differing(
-    olds: list[Any], news: list[Any], cached: _Cached | None = None, known_unequal: bool = False
-) -> list[int]:
+def differing(olds: list[Any], news: list[Any], known_unequal: bool = False) -> list[int]:
     """Indices ``i`` where ``identical(olds[i], news[i])`` is false (equal-length lists).
 
     Pairs are tested a chunk at a time: a chunk whose items are all plain JSON types, equal
@@ -164,8 +96,7 @@ def differing(
     JSON array's text splits into its items' texts one way, so equal list bytes mean equal
     item bytes). Only a chunk that fails is tested pair by pair, so a large container with a
     few changes costs a few C-level comparisons and serializations, not thousands of calls,
-    and the caller loops over the few changed indices, not over every sibling. With
-    ``cached``, the chunks' bytes come from (and go to) the containers' memos.
+    and the caller loops over the few changed indices, not over every sibling.
     ``known_unequal`` says the two lists as a whole are known not to be identical: a single
     chunk then cannot pass, and serializing it (the whole state, at the root) is skipped.
     """
@@ -173,16 +104,10 @@ def differing(
     whole = known_unequal and len(olds) <= CHUNK
     for start in range(0, len(olds), CHUNK):
         a, b = olds[start : start + CHUNK], news[start : start + CHUNK]
-        if cached is None:
-            if len(a) > 1 and not whole and _chunk_identical(a, b):
-                continue
-            pairs = enumerate(zip(a, b, strict=True))
-            out += [start + i for i, (x, y) in pairs if not identical(x, y)]
-        else:
-            if len(a) > 1 and not whole and cached.identical(start, a, b):
-                continue
-            pairs = enumerate(zip(a, b, strict=True))
-            out += [start + i for i, (x, y) in pairs if not cached.identical_item(start + i, x, y)]
+        if len(a) > 1 and not whole and _chunk_identical(a, b):
+            continue
+        pairs = enumerate(zip(a, b, strict=True))
+        out += [start + i for i, (x, y) in pairs if not identical(x, y)]
     return out
 
 
@@ -192,16 +117,11 @@ def _chunk_identical(a: list[Any], b: list[Any]) -> bool:
         return False
     if a != b:  # cheap when they differ early; also tells NaN from None, which serialize alike
         return False
-    old = _serialized(a, check_types=False)
-    return old is not None and old == _serialized(b, check_types=False)
+    old = _serialized(a)
+    return old is not None and old == _serialized(b)
 
 
-def prune(
-    old: Any,
-    new: Any,
-    ordered_off: OrderMatcher | None,
-    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
-) -> tuple[Any, Any]:
+def prune(old: Any, new: Any, ordered_off: OrderMatcher | None) -> tuple[Any, Any]:
     """Return reduced ``(old, new)`` that DeepDiff diffs exactly like the originals.
 
     The caller has already established that ``old`` and ``new`` are not identical.
@@ -211,24 +131,15 @@ def prune(
         new: the new value.
         ordered_off: the ignore-order matcher, or None when no list ignores order (then no
             path strings are built at all).
-        memos: the :class:`ChunkMemo` of ``old`` and of ``new``, when the caller keeps them
-            with the parsed values (the Timeline does, for the states it keeps for stepping).
     """
-    return _prune(old, new, "root", _Walk(ordered_off, memos))
+    return _prune(old, new, "root", _Walk(ordered_off))
 
 
 @dataclass(frozen=True)
 class _Walk:
-    """What every level of one pruning needs: the ignore-order matcher and the memos."""
+    """What every level of one pruning needs: the ignore-order matcher."""
 
     ordered_off: OrderMatcher | None
-    memos: tuple[ChunkMemo, ChunkMemo] | None
-
-    def cached(self, old: Any, new: Any) -> _Cached | None:
-        """Where the chunks of these two containers are remembered (None: nowhere)."""
-        if self.memos is None:
-            return None
-        return _Cached(self.memos[0], id(old), self.memos[1], id(new))
 
 
 def child_path(path: str | None, key: Any) -> str | None:
@@ -322,7 +233,7 @@ def _prune_same_keys(
     p_old: dict[Any, Any] = {}
     p_new: dict[Any, Any] = {}
     # The caller found this pair not identical, so with the same keys the values differ.
-    for i in differing(olds, news, walk.cached(old, new), known_unequal=True):
+    for i in differing(olds, news, known_unequal=True):
         sub = child_path(path, old_keys[i]) if walk.ordered_off else None
         p_old[old_keys[i]], p_new[new_keys[i]] = _prune(olds[i], news[i], sub, walk)
     return p_old, p_new
@@ -364,7 +275,7 @@ def _prune_list(
     if walk.ordered_off is not None and walk.ordered_off(path):
         return old, new  # compared as multisets: every item takes part in the pairing
     n = min(len(old), len(new))
-    changed = differing(old[:n], new[:n], walk.cached(old, new), len(old) == len(new))
+    changed = differing(old[:n], new[:n], len(old) == len(new))
     # Identical items become the old side's objects (slices: no Python loop over them).
     p_new = old[:n] + new[n:]
     if all_basic(old) and all_basic(new):

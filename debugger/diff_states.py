@@ -25,7 +25,7 @@ from deepdiff.helper import (
     separate_wildcard_and_exact_paths,
 )
 
-from debugger.diff_prune import ChunkMemo, all_basic, identical, prune
+from debugger.diff_prune import all_basic, identical, prune
 from debugger.diff_sequence import opcodes as sequence_opcodes
 from debugger.errors import StepscopeError
 
@@ -272,8 +272,6 @@ def diff_states(
     new: Any,
     ignore_paths: Patterns = (),
     ignore_order: Patterns = (),
-    *,
-    memos: tuple[ChunkMemo, ChunkMemo] | None = None,
 ) -> StateDiff:
     """The differences between two working states, exactly as plain DeepDiff reports them.
 
@@ -288,9 +286,6 @@ def diff_states(
             or regular expression (``re:\\['ts'\\]$`` or a compiled pattern).
         ignore_order: lists compared as multisets, in the same pattern syntax
             (``root['tags']``); every other list is compared by position, as DeepDiff does.
-        memos: a :class:`debugger.diff_prune.ChunkMemo` for ``old`` and one for ``new``,
-            each kept with its state for as long as the state is kept (and never mutated),
-            so stepping through states serializes each one once (the Timeline does this).
 
     Returns:
         A :class:`StateDiff`: a list of :class:`DiffRow` in DeepDiff's order.
@@ -305,7 +300,7 @@ def diff_states(
     options = DiffOptions.build(ignore_paths, ignore_order)
     if identical(old, new):
         return StateDiff()
-    p_old, p_new = prune(old, new, options.ignores_order if options.orders else None, memos)
+    p_old, p_new = prune(old, new, options.ignores_order if options.orders else None)
     return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
 
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -232,3 +233,18 @@ def test_text_diff_with_ignore_options(
         diff_texts(a, b, ignore_paths=ignore, ignore_order=order),
         plain_deepdiff_rows(old, new, ignore_paths=ignore, ignore_order=order),
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # NaN and Infinity (DuckDB stores them; msgspec refuses them): the parsed way
+        ('{"a": NaN, "b": [1, 2]}', '{"a": 1.5, "b": [1, 3]}'),
+        ('{"a": Infinity}', '{"a": null}'),
+        # integers beyond 64 bits stay exact, in a branch parsed on its own
+        ('{"n": 123456789012345678901234, "m": [1]}', '{"n": 123456789012345678901235, "m": [1]}'),
+        ('{"deep": {"x": [{"n": 18446744073709551616}]}}', '{"deep": {"x": [{"n": 1}]}}'),
+    ],
+)
+def test_text_diff_of_what_only_the_standard_library_parses(old: str, new: str) -> None:
+    same(diff_texts(old, new), plain_deepdiff_rows(json.loads(old), json.loads(new)))
