@@ -5,6 +5,8 @@ new one with five edits of the kinds a step makes: a value changed deep inside, 
 appended, a key removed, a number retyped (int -> float), a field added to a list item.
 For each size the script checks that ``diff_states`` returns exactly plain DeepDiff's rows,
 and reports medians of both, their ratio, and what ``orjson.loads`` of one state costs.
+It also times ``diff_texts`` on the two JSON texts (what the Timeline does: only the
+branches whose texts differ are parsed), whose rows are checked the same way.
 
     python benchmarks/diff_bench.py            # 10 KB, 100 KB, 1 MB, 10 MB
     python benchmarks/diff_bench.py --quick    # 10 KB, 100 KB, 1 MB, fewer repeats
@@ -27,6 +29,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from debugger.diff import diff_states, plain_deepdiff_rows
+from debugger.diff_text import diff_texts
 
 SIZES = {"10 KB": 10_000, "100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
 REPEATS = {"10 KB": 25, "100 KB": 15, "1 MB": 9, "10 MB": 3}
@@ -99,23 +102,30 @@ def bench(label: str, target: int, repeats: int) -> dict[str, Any]:
     text_new = orjson.dumps(edit(orjson.loads(text_old)))
     old, new = orjson.loads(text_old), orjson.loads(text_new)
     ours: dict[str, list[float]] = {"wall": [], "cpu": []}
+    texts: dict[str, list[float]] = {"wall": [], "cpu": []}
     plain: dict[str, list[float]] = {"wall": [], "cpu": []}
     plain_repeats = max(1, min(repeats, 5))
     for i in range(repeats):
         rows, wall, cpu = timed(lambda: diff_states(old, new))
         ours["wall"].append(wall)
         ours["cpu"].append(cpu)
+        from_texts, wall, cpu = timed(lambda: diff_texts(text_old, text_new))
+        texts["wall"].append(wall)
+        texts["cpu"].append(cpu)
         if i < plain_repeats:
             reference, wall, cpu = timed(lambda: plain_deepdiff_rows(old, new))
             plain["wall"].append(wall)
             plain["cpu"].append(cpu)
             if repr(rows) != repr(reference):
                 raise SystemExit(f"{label}: diff_states differs from plain DeepDiff")
+            if repr(from_texts) != repr(reference):
+                raise SystemExit(f"{label}: diff_texts differs from plain DeepDiff")
     parse = [timed(lambda: orjson.loads(text_new))[2] for _ in range(repeats)]
     med = statistics.median
     return {"size": label, "bytes": len(text_old), "rows": len(rows),
             "plain": med(plain["wall"]), "ours": med(ours["wall"]),
             "plain_cpu": med(plain["cpu"]), "ours_cpu": med(ours["cpu"]),
+            "texts": med(texts["wall"]), "texts_cpu": med(texts["cpu"]),
             "parse": med(parse)}  # fmt: skip
 
 
@@ -133,13 +143,13 @@ def main() -> None:
     print(f"load average {load:.1f} on {os.cpu_count()} cores; medians; every result checked "
           "identical to plain DeepDiff\n")  # fmt: skip
     print("| state | JSON bytes | rows | plain DeepDiff ms (CPU) | Stepscope ms (CPU) | "
-          "speed-up wall (CPU) | orjson.loads CPU ms |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "speed-up wall (CPU) | orjson.loads CPU ms | from the texts ms (CPU) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['size']} | {r['bytes']:,} | {r['rows']} | {r['plain']:,.1f} "
               f"({r['plain_cpu']:,.1f}) | {r['ours']:,.2f} ({r['ours_cpu']:,.2f}) | "
               f"{r['plain'] / r['ours']:,.0f}x ({r['plain_cpu'] / max(r['ours_cpu'], 1e-3):,.0f}x) "
-              f"| {r['parse']:.2f} |")  # fmt: skip
+              f"| {r['parse']:.2f} | {r['texts']:,.2f} ({r['texts_cpu']:,.2f}) |")  # fmt: skip
     at_1mb = next(r for r in results if r["size"] == "1 MB")
     ratio = at_1mb["plain_cpu"] / max(at_1mb["ours_cpu"], 1e-3)
     verdict = "met" if ratio >= TARGET_RATIO_AT_1MB else "NOT met"
