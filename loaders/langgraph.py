@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
-from debugger.store.ingest import GIVEN_STATE_HASH, TABLE_COLUMNS
+from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.lg_decode import SafeDecoder, to_json
 from loaders.lg_map import (
@@ -61,8 +61,9 @@ def stable_key(*parts: str) -> int:
 
 
 def _names(table: str) -> list[str]:
+    # every JSON document of a batch is to_json's output (see ingest.JSON_WRITTEN)
     extra = [GIVEN_STATE_HASH] if table == "checkpoints" else []
-    return ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text", *extra]
+    return ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text", JSON_WRITTEN, *extra]
 
 
 def select_all(table: str) -> str:

@@ -102,14 +102,17 @@ def _int_check(types: ColumnTypes, col: str, required: bool, non_negative: bool)
     return checks
 
 
-def _json_check(col: str, required: bool, json_type: str | None) -> list[str]:
+def _json_check(
+    col: str, required: bool, json_type: str | None, written: bool = False
+) -> list[str]:
     checks = []
     if required:
         checks.append(f"WHEN {col} IS NULL THEN 'missing {col}'")
-    checks.append(
-        f"WHEN {col} IS NOT NULL AND NOT json_valid(CAST({col} AS VARCHAR)) "
-        f"THEN '{col} is not valid JSON'"
-    )
+    if not written:  # see JSON_WRITTEN
+        checks.append(
+            f"WHEN {col} IS NOT NULL AND NOT json_valid(CAST({col} AS VARCHAR)) "
+            f"THEN '{col} is not valid JSON'"
+        )
     if json_type:
         checks.append(
             f"WHEN {col} IS NOT NULL AND json_type(CAST({col} AS VARCHAR)) <> '{json_type}' "
@@ -154,8 +157,16 @@ def _int(types: ColumnTypes, col: str) -> str:
     return f"TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT)"
 
 
+JSON_WRITTEN = "_json_written"
+"""Optional staged column (any value): the batch's JSON documents were serialized by the
+reader itself (orjson, as the LangGraph flavour writes the states it decodes), so they are
+valid JSON and ``json_valid`` need not parse them again: on 1,024 20 KB states that parse
+was 18 of the 28 ms of staging. Their JSON types (object, array) are still checked."""
+
+
 def reasons(table: str, types: ColumnTypes) -> list[str]:
     """The ``WHEN ... THEN reason`` checks of ``table``, first failing one wins."""
+    written = JSON_WRITTEN in types
     if table == "checkpoints":
         return [
             *_required_text("run_id"),
@@ -164,15 +175,15 @@ def reasons(table: str, types: ColumnTypes) -> list[str]:
             f"WHEN NOT ({_int(types, 'step_index')} "
             f"BETWEEN {-STEP_OFFSET} AND {STEP_OFFSET - 1}) "
             f"THEN 'step_index out of range: ' || CAST(step_index AS VARCHAR)",
-            *_json_check("working_state", True, None),
+            *_json_check("working_state", True, None, written),
             *_int_check(types, "schema_version", False, True),
             *_ts_check(types, "created_at"),
             *_int_check(types, "tokens_spent", False, True),
             *_int_check(types, "steps_spent", False, True),
             *_int_check(types, "wall_clock_ms", False, True),
-            *_json_check("pending_effects", False, "ARRAY"),
-            *_json_check("tool_versions", False, "OBJECT"),
-            *_json_check("metadata", False, "OBJECT"),
+            *_json_check("pending_effects", False, "ARRAY", written),
+            *_json_check("tool_versions", False, "OBJECT", written),
+            *_json_check("metadata", False, "OBJECT", written),
         ]
     if table == "effects":
         return [
@@ -183,8 +194,8 @@ def reasons(table: str, types: ColumnTypes) -> list[str]:
             "('pending', 'committed', 'failed', 'unknown') "
             "THEN 'effect status must be pending, committed, failed or unknown: ' "
             "|| coalesce(left(CAST(status AS VARCHAR), 40), 'missing')",
-            *_json_check("args", False, None),
-            *_json_check("result", False, None),
+            *_json_check("args", False, None, written),
+            *_json_check("result", False, None, written),
             *_ts_check(types, "created_at"),
         ]
     return [
@@ -195,8 +206,8 @@ def reasons(table: str, types: ColumnTypes) -> list[str]:
         "THEN 'call kind must be tool or model: ' "
         "|| coalesce(left(CAST(kind AS VARCHAR), 40), 'missing')",
         *_required_text("name"),
-        *_json_check("request", False, None),
-        *_json_check("response", False, None),
+        *_json_check("request", False, None, written),
+        *_json_check("response", False, None, written),
         "WHEN is_write IS NOT NULL AND TRY_CAST(CAST(is_write AS VARCHAR) AS BOOLEAN) IS NULL "
         "THEN 'is_write is not a boolean'",
     ]

@@ -129,3 +129,43 @@ def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
         "2026-11-01 11:00:00",
         "2026-11-01 12:00:00",
     ]
+
+
+def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None:
+    """A batch whose documents the reader serialized itself (ingest.JSON_WRITTEN, as the
+    LangGraph flavour's) is not parsed again to be validated; it stores the same rows, and
+    documents of the wrong JSON type are still quarantined."""
+    from debugger.store.ingest import JSON_WRITTEN, reasons
+    from loaders.langgraph import select_all, to_batch
+
+    types = {"working_state": "VARCHAR", "metadata": "VARCHAR"}
+    assert "json_valid" in " ".join(reasons("checkpoints", types))
+    checks = " ".join(reasons("checkpoints", {**types, JSON_WRITTEN: "VARCHAR"}))
+    assert "json_valid" not in checks and "json_type(CAST(metadata" in checks
+
+    def row(step: int, metadata: bytes) -> dict[str, object]:
+        return {"_key": step, "run_id": "r", "checkpoint_id": f"c{step}", "step_index": step,
+                "created_at": f"2026-11-01T10:00:0{step}+00:00",
+                "working_state": b'{"n": %d, "xs": [1.5, "a", null]}' % step,
+                "pending_effects": b"[]", "metadata": metadata}  # fmt: skip
+
+    batch = to_batch("checkpoints", [row(0, b'{"agent": "a"}'), row(1, b"[1]"), row(2, b"{}")])
+    plain = select_all("checkpoints").replace(f", {JSON_WRITTEN}", "")
+    assert JSON_WRITTEN in select_all("checkpoints") and JSON_WRITTEN not in plain
+
+    def stored(path: Path, select_sql: str) -> tuple[object, ...]:
+        with Store.open(path) as store:
+            with store.import_session("sqlite", "test", "x") as session:
+                counts = session.add("checkpoints", batch, select_sql)
+                session.finish()
+            rows = store.con.execute(
+                "SELECT checkpoint_id, working_state, state_hash, metadata FROM checkpoint_rows "
+                "ORDER BY 1"
+            ).fetchall()
+            reasons = store.con.execute("SELECT reason FROM quarantine").fetchall()
+        return counts, rows, reasons
+
+    written = stored(tmp_path / "written.duckdb", select_all("checkpoints"))
+    assert written == stored(tmp_path / "parsed.duckdb", plain)
+    assert [r[0] for r in written[1]] == ["c0", "c2"]  # type: ignore[index]
+    assert written[2] == [("metadata is not a JSON object",)]
