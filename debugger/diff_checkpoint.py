@@ -12,7 +12,7 @@ from typing import Any, Literal
 import orjson
 
 from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
-from debugger.diff_text import diff_texts
+from debugger.diff_text import StateText, diff_texts
 from debugger.model import Checkpoint
 
 EffectChangeKind = Literal["added", "removed", "status_changed", "changed"]
@@ -169,7 +169,7 @@ def diff_checkpoints(
     ignore_paths: Patterns = (),
     ignore_order: Patterns = (),
     *,
-    state_texts: tuple[str, str] | None = None,
+    state_texts: tuple[str | StateText, str | StateText] | None = None,
 ) -> CheckpointDiff:
     """Diff two checkpoints: state rows plus budgets, pending effects and metadata.
 

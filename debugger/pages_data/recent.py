@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from debugger.diff_text import StateText
 from debugger.model import Checkpoint
 from debugger.store import Store
 
@@ -55,8 +56,8 @@ class Fetched:
 
     checkpoint: Checkpoint
     """The checkpoint, with ``working_state`` None (not parsed)."""
-    state_text: str
-    """The working state's JSON text, as stored."""
+    state: StateText
+    """The working state's JSON text as stored, with what diffs have split of it."""
 
 
 _recent: OrderedDict[tuple[str, str, str, str], Fetched] = OrderedDict()
@@ -86,7 +87,7 @@ def fetch(store: Store, run_id: str, refs: list[StepRef], ref: StepRef) -> Fetch
         ckpt, text = store.checkpoint_text(run_id, step=ref.step_index)
     else:
         ckpt, text = store.checkpoint_text(run_id, checkpoint_id=ref.checkpoint_id)
-    fetched = Fetched(ckpt, text)
+    fetched = Fetched(ckpt, StateText(text))
     if ckpt.checkpoint_id == ref.checkpoint_id and ckpt.state_hash == ref.state_hash:
         with _recent_lock:
             _recent[key] = fetched

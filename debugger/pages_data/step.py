@@ -16,6 +16,7 @@ import orjson
 import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
+from debugger.diff_text import StateText
 from debugger.json_text import loads
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
@@ -296,9 +297,9 @@ def step_view(
         prev = fetch(store, run_id, refs, prev_ref) if prev_ref else None
         cur = fetch(store, run_id, refs, refs[pos])
         if prev is None:
-            ckpt = replace(cur.checkpoint, working_state=loads(cur.state_text))
+            ckpt = replace(cur.checkpoint, working_state=loads(cur.state.text))
             return view_of(store, ckpt, None, ignore_paths)
-        texts = (prev.state_text, cur.state_text)
+        texts = (prev.state, cur.state)
         return view_of(store, cur.checkpoint, prev.checkpoint, ignore_paths, texts)
 
 
@@ -307,12 +308,13 @@ def view_of(
     ckpt: Checkpoint,
     prev: Checkpoint | None,
     ignore_paths: tuple[str, ...] = (),
-    state_texts: tuple[str, str] | None = None,
+    state_texts: tuple[StateText, StateText] | None = None,
 ) -> StepView:
     """The step view of a checkpoint compared with ``prev`` (None: everything is new).
 
     ``state_texts`` are ``prev``'s and ``ckpt``'s working states as stored JSON texts, when
-    the caller read them unparsed (see :meth:`debugger.store.Store.checkpoint_text`).
+    the caller read them unparsed (see :meth:`debugger.store.Store.checkpoint_text`), with
+    what earlier diffs split of them (:class:`debugger.diff_text.StateText`).
 
     Raises:
         DiffOptionError: an ignore pattern is malformed.

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from debugger import diff_prune
 from debugger.diff import diff_states, plain_deepdiff_rows
-from debugger.diff_text import diff_texts
+from debugger.diff_text import StateText, diff_texts
 
 KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
 KEYS = st.one_of(KEYS, st.text(max_size=4))
@@ -248,3 +248,41 @@ def test_text_diff_with_ignore_options(
 )
 def test_text_diff_of_what_only_the_standard_library_parses(old: str, new: str) -> None:
     same(diff_texts(old, new), plain_deepdiff_rows(json.loads(old), json.loads(new)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(edited_pairs(), min_size=1, max_size=3), st.booleans())
+def test_stepping_through_texts_with_their_splits(
+    pairs: list[tuple[Any, Any]], with_order: bool
+) -> None:
+    """As the Timeline steps: each text is diffed as the new side, then as the old side,
+    with the splits kept with it (StateText); every diff is plain DeepDiff's."""
+    order = ["root[*]"] if with_order else []
+    states = [orjson.dumps(s).decode() for old, new in pairs for s in (old, new)]
+    texts = [StateText(t) for t in states]
+    for i in range(1, len(texts)):
+        old, new = orjson.loads(states[i - 1]), orjson.loads(states[i])
+        got = diff_texts(texts[i - 1], texts[i], ignore_order=order)
+        same(got, plain_deepdiff_rows(old, new, ignore_order=order))
+
+
+def test_a_text_kept_with_its_splits_is_split_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import debugger.diff_text as diff_text
+
+    base = {"n": 0, "orders": {f"A{k}": {"v": k, "tags": ["x"]} for k in range(300)}}
+    texts = [StateText(orjson.dumps({**base, "n": n}).decode()) for n in range(3)]
+    calls: list[int] = []
+
+    class Counting:
+        def __init__(self, real: Any) -> None:
+            self.real = real
+
+        def decode(self, raw: Any) -> Any:
+            calls.append(len(bytes(raw)))
+            return self.real.decode(raw)
+
+    monkeypatch.setattr(diff_text, "_OBJECT", Counting(diff_text._OBJECT))
+    assert [r.path for r in diff_texts(texts[0], texts[1])] == ["root['n']"]
+    assert len(calls) == 2  # both roots
+    assert [r.path for r in diff_texts(texts[1], texts[2])] == ["root['n']"]
+    assert len(calls) == 3  # only the new root: the old one was split as the new side before
