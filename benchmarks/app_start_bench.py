@@ -25,7 +25,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,24 +39,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from debugger.sample_cli import build_demo_store
+from tests.fixtures.browser import CHROMIUM, CHROMIUM_ARGS, free_port
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TARGET_S = 3.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str) -> int:
@@ -148,20 +133,20 @@ def main(argv: list[str] | None = None) -> int:
         return [sys.executable, "-m", "debugger.cli", "app", "--store", str(store),
                 "--no-browser", "--port", str(port)]  # fmt: skip
 
-    warm_port = _free_port()
+    warm_port = free_port()
     context = browser.new_context() if browser is not None else None
     try:
         if context is not None:  # two untimed visits fill the context's cache: measured,
             for _ in range(2):  # the second still fetched a third of the files
                 one_start(app(warm_port), warm_port, browser, "Needs attention", context)
         for _ in range(repeats):
-            port = _free_port()
+            port = free_port()
             results["stepscope app"].append(one_start(app(port), port, browser, "Needs attention"))
             if context is not None:
                 results["stepscope app, browser cache warm"].append(
                     one_start(app(warm_port), warm_port, browser, "Needs attention", context)
                 )
-            port = _free_port()
+            port = free_port()
             floor = [
                 sys.executable,
                 "-m",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,30 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.browser import CHROMIUM, CHROMIUM_ARGS, free_port
 from tests.ui.conftest import CRASHED, REFUND_KEY
 
-CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "timeline-crash.png"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_healthy(base: str, server: subprocess.Popen[bytes], timeout: float = 60) -> None:
@@ -78,7 +63,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     store = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     build_demo_store(store)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [
             sys.executable,
