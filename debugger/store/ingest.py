@@ -386,6 +386,19 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
     counts, per content, the rows named so far.
     """
     id_col = ID_COLUMN[table]
+    nameless = con.execute("SELECT count(*) FROM _v WHERE _why IS NULL AND given_id IS NULL")
+    row = nameless.fetchone()
+    if not row or not row[0]:
+        # every row has its id: no content names, no occurrences (the window that numbers
+        # them carried each row's documents through a sort: 10 of 62 ms for 4,000 calls)
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _typed AS
+            SELECT *, given_id AS {id_col},
+                   row_number() OVER (PARTITION BY run_id, given_id ORDER BY _key) AS _dup
+            FROM _v WHERE _why IS NULL"""
+        )
+        return
     con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
     id_expr = (
         "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + row_number() OVER ("
