@@ -2,13 +2,16 @@
 
 - :func:`diff_states` ``(old, new, ignore_paths=(), ignore_order=()) -> list[DiffRow]``:
   exactly plain DeepDiff's rows, computed only on the branches that differ.
+- :func:`diff_texts` ``(old_text, new_text, ...)``: the same rows from two states' JSON texts,
+  parsing only the branches whose texts differ (:class:`StateText` keeps a text's splits).
 - :func:`diff_checkpoints` ``(a, b, ignore_paths=(), ignore_order=()) -> CheckpointDiff``:
   state rows plus budgets, pending effects (by idempotency key) and metadata.
 - :func:`diff_refs` resolves ``RUN:STEP`` / ``RUN@CHECKPOINT_ID`` strings against a store.
 
 The implementation is split by responsibility: :mod:`debugger.diff_prune` (identical-subtree
-pruning), :mod:`debugger.diff_states` (rows), :mod:`debugger.diff_checkpoint` (checkpoints),
-:mod:`debugger.diff_refs` (references). None of them imports streamlit.
+pruning), :mod:`debugger.diff_states` (rows), :mod:`debugger.diff_text` (from JSON texts),
+:mod:`debugger.diff_checkpoint` (checkpoints), :mod:`debugger.diff_refs` (references). None
+of them imports streamlit.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from debugger.diff_states import (
     diff_states,
     plain_deepdiff_rows,
 )
+from debugger.diff_text import StateText, diff_texts
 
 __all__ = [
     "BadReference",
@@ -52,11 +56,13 @@ __all__ = [
     "PathPattern",
     "Patterns",
     "StateDiff",
+    "StateText",
     "diff_budgets",
     "diff_checkpoints",
     "diff_pending_effects",
     "diff_refs",
     "diff_states",
+    "diff_texts",
     "load_checkpoint",
     "parse_spec",
     "plain_deepdiff_rows",
