@@ -12,27 +12,54 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
 
 from __future__ import annotations
 
-from debugger.pages_data.diffview import diff_view
-from debugger.pages_data.runs import (
-    ATTENTION,
-    STATUS_MARKS,
-    audit_findings,
-    findings_by_step,
-    runs_table,
-    status_counts,
-)
-from debugger.pages_data.step import (
-    MAX_DIFF_ROWS,
-    StepRef,
-    StepView,
-    budget_series,
-    find_ref,
-    preview,
-    previous_ref,
-    step_refs,
-    step_view,
-    view_of,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from debugger.pages_data.diffview import diff_view
+    from debugger.pages_data.runs import (
+        ATTENTION,
+        STATUS_MARKS,
+        audit_findings,
+        findings_by_step,
+        runs_table,
+        status_counts,
+    )
+    from debugger.pages_data.step import (
+        MAX_DIFF_ROWS,
+        StepRef,
+        StepView,
+        budget_series,
+        find_ref,
+        preview,
+        previous_ref,
+        step_refs,
+        step_view,
+        view_of,
+    )
+
+_HOME = {
+    "diff_view": "diffview",
+    **dict.fromkeys(
+        ("ATTENTION", "STATUS_MARKS", "audit_findings", "findings_by_step", "runs_table",
+         "status_counts"), "runs"),
+    **dict.fromkeys(
+        ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
+         "previous_ref", "step_refs", "step_view", "view_of"), "step"),
+}  # fmt: skip
+"""Where each name lives. The submodules are imported on first use: the Runs page (the app's
+first page) needs none of the diff code, whose DeepDiff and pydantic imports took ~0.3 s of
+the app's start."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ATTENTION",

@@ -17,11 +17,9 @@ from debugger.audit import audit_run, audit_store, summary_rows
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
 from debugger.store import Store
-from debugger.ui.common import get_store, guarded, page_for
+from debugger.ui.common import get_store, guarded, page_for, page_labels
 
-TITLE = "Audit"
-ICON = ":material/fact_check:"
-URL = "audit"
+TITLE, ICON, URL = page_labels(__name__)
 
 VERDICTS = {
     "completed": ("Completed", ":material/check_circle:"),

@@ -13,6 +13,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -25,17 +26,36 @@ from debugger.store import Store, default_store_path
 
 T = TypeVar("T")
 
-PAGE_MODULES = (
-    "runs",
-    "timeline",
-    "diff",
-    "audit",
-    "replay",
-    "migrations",
-    "import_page",
-    "sql",
+
+@dataclass(frozen=True)
+class PageInfo:
+    """What the navigation shows of a page, known without importing the page's module."""
+
+    module: str
+    """The page module under debugger/ui/ (it defines ``page()``)."""
+    title: str
+    icon: str
+    url: str
+
+
+PAGES = (
+    PageInfo("runs", "Runs", ":material/list:", "runs"),
+    PageInfo("timeline", "Timeline", ":material/timeline:", "timeline"),
+    PageInfo("diff", "Diff", ":material/difference:", "diff"),
+    PageInfo("audit", "Audit", ":material/fact_check:", "audit"),
+    PageInfo("replay", "Replay", ":material/replay:", "replay"),
+    PageInfo("migrations", "Migrations", ":material/upgrade:", "migrations"),
+    PageInfo("import_page", "Import", ":material/upload:", "import"),
+    PageInfo("sql", "SQL", ":material/terminal:", "sql"),
 )
-"""The app's page modules under debugger/ui/, in sidebar order (the first is the default)."""
+"""The app's pages in sidebar order (the first is the default).
+
+The navigation is built from this, and a page's module is imported when the page first runs:
+the first page then does not wait for the others' imports (DeepDiff and pydantic for the
+diff pages, the replay engine: ~0.3 s of CPU on a start that competes with the browser)."""
+
+PAGE_MODULES = tuple(p.module for p in PAGES)
+"""The page modules under debugger/ui/, in sidebar order."""
 
 _PAGES: dict[str, Any] = {}
 """URL path to st.Page, filled by entry.py so pages can link to each other."""
@@ -171,9 +191,38 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         return None
 
 
+def page_info(module_name: str) -> PageInfo:
+    """The registry entry of a page module (``__name__`` or its last part)."""
+    short = module_name.rsplit(".", 1)[-1]
+    return next(p for p in PAGES if p.module == short)
+
+
+def page_labels(module_name: str) -> tuple[str, str, str]:
+    """A page module's title, icon and URL path, from the registry (its ``__name__``)."""
+    info = page_info(module_name)
+    return info.title, info.icon, info.url
+
+
+def page_module(name: str) -> ModuleType:
+    """A page module, imported."""
+    return importlib.import_module(f"debugger.ui.{name}")
+
+
 def page_modules() -> list[ModuleType]:
-    """The page modules, imported (entry.py builds the navigation; serve.warm preloads them)."""
-    return [importlib.import_module(f"debugger.ui.{name}") for name in PAGE_MODULES]
+    """Every page module, imported (serve.warm preloads them once the first page is up)."""
+    return [page_module(p.module) for p in PAGES]
+
+
+def _runner(module: str) -> Callable[[], None]:
+    def run() -> None:
+        page_module(module).page()
+
+    run.__name__ = run.__qualname__ = f"{module}_page"
+    return run
+
+
+PAGE_RUNNERS = {p.module: _runner(p.module) for p in PAGES}
+"""One function per page that imports its module and runs it (stable across reruns)."""
 
 
 def register_pages(pages: dict[str, Any]) -> None:

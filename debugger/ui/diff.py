@@ -21,13 +21,12 @@ from debugger.ui.common import (
     guarded,
     load_refs,
     open_cached,
+    page_labels,
     run_ids_json,
     store_path,
 )
 
-TITLE = "Diff"
-ICON = ":material/difference:"
-URL = "diff"
+TITLE, ICON, URL = page_labels(__name__)
 
 
 def _spec_from_url(name: str) -> CheckpointSpec | None:

@@ -2,8 +2,8 @@
 
 Shipped inside the package so ``stepscope app`` works from any install; the repository's
 ``app.py`` runs this same file, and ``AppTest.from_file("app.py")`` tests it. Each page
-module exposes ``page()`` and a ``TITLE``, ``ICON`` and ``URL``; ``common.PAGE_MODULES``
-lists them in sidebar order.
+module exposes ``page()``; ``common.PAGES`` lists the pages in sidebar order with their
+titles, icons and URLs, and a page's module is imported when the page first runs.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ def main() -> None:
     st.set_page_config(page_title="Stepscope", page_icon=":material/history:", layout="wide")
     st.session_state.setdefault("store_generation", 0)
     pages = [
-        st.Page(m.page, title=m.TITLE, icon=m.ICON, url_path=m.URL, default=i == 0)
-        for i, m in enumerate(common.page_modules())
-    ]
+        st.Page(common.PAGE_RUNNERS[p.module], title=p.title, icon=p.icon, url_path=p.url,
+                default=i == 0)
+        for i, p in enumerate(common.PAGES)
+    ]  # fmt: skip
     common.register_pages({p.url_path: p for p in pages})
     selected = st.navigation(pages)
     _sidebar()

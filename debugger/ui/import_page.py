@@ -14,11 +14,16 @@ import streamlit as st
 
 from debugger.errors import StepscopeError
 from debugger.pages_data.imports import UPLOAD_SUFFIXES, ImportResult, import_into, import_upload
-from debugger.ui.common import generation, guarded, open_cached, reopen_store, store_path
+from debugger.ui.common import (
+    generation,
+    guarded,
+    open_cached,
+    page_labels,
+    reopen_store,
+    store_path,
+)
 
-TITLE = "Import"
-ICON = ":material/upload:"
-URL = "import"
+TITLE, ICON, URL = page_labels(__name__)
 
 KINDS = ("A file path", "An uploaded file", "A Postgres URL")
 

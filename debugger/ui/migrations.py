@@ -28,11 +28,9 @@ from debugger.migrations import (
 )
 from debugger.store import Store
 from debugger.ui.audit import migrations_module
-from debugger.ui.common import get_store, guarded
+from debugger.ui.common import get_store, guarded, page_labels
 
-TITLE = "Migrations"
-ICON = ":material/upgrade:"
-URL = "migrations"
+TITLE, ICON, URL = page_labels(__name__)
 
 
 def _versions(store: Store, registry: Registry | None) -> None:

@@ -16,11 +16,17 @@ import streamlit as st
 from debugger.model import Run
 from debugger.replay.engine import MODES, Progress, replay
 from debugger.replay.output import saved_report
-from debugger.ui.common import get_store, guarded, page_for, query_int, reopen_store, store_path
+from debugger.ui.common import (
+    get_store,
+    guarded,
+    page_for,
+    page_labels,
+    query_int,
+    reopen_store,
+    store_path,
+)
 
-TITLE = "Replay"
-ICON = ":material/replay:"
-URL = "replay"
+TITLE, ICON, URL = page_labels(__name__)
 
 SAMPLE_AGENT = "sample_checkpoints.refund_desk.agent:fixed_agent"
 SAMPLE_MOCKS = "sample_checkpoints.refund_desk.replay_mocks"

@@ -14,12 +14,10 @@ import streamlit as st
 
 from debugger import pages_data
 from debugger.model import RUN_STATUSES
-from debugger.ui.common import get_store, guarded, page_for, warm_store
+from debugger.ui.common import get_store, guarded, page_for, page_labels, warm_store
 from debugger.ui.widgets import STATUS_ICONS
 
-TITLE = "Runs"
-ICON = ":material/list:"
-URL = "runs"
+TITLE, ICON, URL = page_labels(__name__)
 
 COLUMNS = {
     "run_id": st.column_config.TextColumn("Run", width="medium"),

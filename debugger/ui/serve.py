@@ -30,6 +30,9 @@ WARM_MODULES = (
 )
 """Imported by the first script run besides the pages (and pandas, DuckDB, the store)."""
 
+OTHER_PAGES_AFTER_S = 5.0
+"""How long after the first page's warm-up the other pages' modules are imported."""
+
 SERVER_WAIT_S = 30.0
 """How long the warm-up waits for the server to listen before giving up (it is optional)."""
 
@@ -55,23 +58,31 @@ def serve(store: str, port: int | None, browser: bool, config_dir: Path) -> None
 
 
 def warm(store: str) -> None:
-    """Once the server listens, import the first page's modules and read what it shows.
+    """Once the server listens, import the first page's modules and read what it shows;
+    a few seconds later, import the other pages' modules.
 
     Waiting for the server keeps this work from slowing its start (the imports hold the
     GIL); after that, the browser spends a second or more loading the front end, and the
-    first script run then finds the modules imported and the store connection open.
+    first script run then finds the modules imported and the store connection open. The
+    other pages are imported once the first one has had time to draw, so that opening one
+    of them later does not wait for its imports either.
     """
     if not _wait_for_server():
         return
     _check_bare_mode_once()
-    from debugger.ui import common, runs  # pandas, DuckDB, the store, pages_data
+    from debugger.ui import common, runs  # pandas, DuckDB, the store, the Runs page's data
 
-    common.page_modules()
     for name in WARM_MODULES:
         importlib.import_module(name)
     with contextlib.suppress(StepscopeError):  # the page shows the error, with its hint
         runs.warm(store)
     _freeze_startup_objects()
+    # The other pages later: importing them now (DeepDiff, pydantic, the replay engine:
+    # ~0.3 s of CPU) would compete with the browser drawing the first page.
+    time.sleep(OTHER_PAGES_AFTER_S)
+    common.page_modules()
+    gc.collect()
+    gc.freeze()  # unfrozen at exit with the rest (see _freeze_startup_objects)
 
 
 def _freeze_startup_objects() -> None:

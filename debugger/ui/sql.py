@@ -9,11 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from debugger.sql_console import DEFAULT_ROW_LIMIT, EXAMPLES, QueryResult, run_query
-from debugger.ui.common import guarded, store_path
+from debugger.ui.common import guarded, page_labels, store_path
 
-TITLE = "SQL"
-ICON = ":material/terminal:"
-URL = "sql"
+TITLE, ICON, URL = page_labels(__name__)
 
 
 def _use_example() -> None:

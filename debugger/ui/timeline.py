@@ -23,6 +23,7 @@ from debugger.ui.common import (
     get_store,
     guarded,
     load_refs,
+    page_labels,
     query_int,
     run_ids_json,
     state_json,
@@ -30,9 +31,7 @@ from debugger.ui.common import (
     store_path,
 )
 
-TITLE = "Timeline"
-ICON = ":material/timeline:"
-URL = "timeline"
+TITLE, ICON, URL = page_labels(__name__)
 
 Findings = dict[int | None, list[dict[str, Any]]]
 """Audit findings by checkpoint step (None: run-wide)."""

@@ -5,13 +5,15 @@ Only presentation: every value comes from :mod:`debugger.pages_data` or the stor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
 
-from debugger import fork_tree as forks
 from debugger.model import Run
+
+if TYPE_CHECKING:
+    from debugger.fork_tree import ForkTree
 
 STATUS_COLOURS = {
     "completed": "green",
@@ -221,12 +223,14 @@ def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
         st.caption("The run records no limits (metadata.limits).")
 
 
-def fork_tree(tree: forks.ForkTree) -> None:
+def fork_tree(tree: ForkTree) -> None:
     """The fork tree as a graph, or a line saying the run does not branch."""
     if not tree.forks:
         n = sum(len(s.checkpoints) for s in tree.segments)
         st.caption(f"No forks: one line of {n} checkpoints, no replays.")
         return
-    st.graphviz_chart(forks.fork_dot(tree), width="content")
+    from debugger.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
+
+    st.graphviz_chart(fork_dot(tree), width="content")
     if tree.branch_points:
         st.caption(f"Branches after checkpoint(s): {', '.join(tree.branch_points)}")

@@ -20,6 +20,7 @@ def test_warm_opens_the_cached_store_and_the_runs_page_then_renders(
     sample_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(serve, "_wait_for_server", lambda: True)
+    monkeypatch.setattr(serve, "OTHER_PAGES_AFTER_S", 0.0)
     path = str(sample_store)
     try:
         serve.warm(path)
@@ -37,6 +38,7 @@ def test_warm_leaves_a_missing_store_to_the_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(serve, "_wait_for_server", lambda: True)
+    monkeypatch.setattr(serve, "OTHER_PAGES_AFTER_S", 0.0)
     try:
         serve.warm(str(tmp_path / "none.duckdb"))  # no exception: the page shows the error
     finally:
