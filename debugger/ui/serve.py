@@ -5,7 +5,8 @@ run then imported pandas, DuckDB and the pages and opened the store (about a sec
 once the browser had loaded Streamlit's front end and asked for the page. Here the server
 runs in the CLI's own process (one interpreter start less), and as soon as it listens a
 background thread imports and reads what the Runs page needs, so that work overlaps with
-the browser downloading and starting the front end.
+the browser downloading and starting the front end; the other pages' modules follow a few
+seconds later (each page's module is otherwise imported when the page first runs).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ WARM_MODULES = (
     "pandas.io.formats.style",  # the runs table is a Styler (jinja2)
     "streamlit.material_icon_names",  # the pages' :material/...: icons
 )
-"""Imported by the first script run besides the pages (and pandas, DuckDB, the store)."""
+"""Imported by the first script run besides the Runs page (and pandas, DuckDB, the store)."""
 
 OTHER_PAGES_AFTER_S = 5.0
 """How long after the first page's warm-up the other pages' modules are imported."""
