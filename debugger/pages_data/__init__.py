@@ -52,7 +52,12 @@ first page) needs none of the diff code, whose DeepDiff and pydantic imports too
 the app's start."""
 
 
+_SUBMODULES = frozenset({"diffview", "imports", "recent", "runs", "step"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:  # ``pages_data.recent`` works before anything imported it
+        return importlib.import_module(f"{__name__}.{name}")
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,3 +45,30 @@ def test_warm_leaves_a_missing_store_to_the_page(
         gc.unfreeze()
     at = open_app(tmp_path / "none.duckdb")
     assert at.error and "none.duckdb" in at.error[0].value
+
+
+def test_the_first_page_imports_no_diff_code() -> None:
+    """The Runs page's modules leave DeepDiff and the other pages to be imported later (the
+    app's start competes with the browser for the CPU), and pages_data's lazy names all
+    resolve. In a fresh interpreter: the test process has imported everything already."""
+    import json
+    import subprocess
+
+    from debugger import pages_data
+
+    code = (
+        "import json, sys\n"
+        "import debugger.ui.runs\n"
+        "from debugger import pages_data\n"
+        "pages_data.status_counts\n"
+        "print(json.dumps(sorted(m for m in sys.modules\n"
+        "    if m.split('.')[0] in ('deepdiff', 'pydantic') or m.startswith('debugger.ui.')\n"
+        "    or m == 'debugger.replay.engine')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == ["debugger.ui.common", "debugger.ui.runs", "debugger.ui.widgets"]
+    for name in pages_data.__all__:
+        assert getattr(pages_data, name) is not None
+    assert callable(pages_data.recent.clear_recent)  # submodules are attributes too
