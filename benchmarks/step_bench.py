@@ -1,9 +1,10 @@
 """Server-side cost of one Timeline step change, and the page data sent per step.
 
 A step change in the app reruns only the step fragment, which calls
-``debugger.pages_data.step_view`` (fetch the step's checkpoint and the one before it, parse
-both, diff them with the pruned diff, build the page's data with short previews) on a cache
-miss, and parses a cached JSON string on a hit. This script measures exactly those calls on:
+``debugger.pages_data.step_view`` (fetch the step's checkpoint and the one before it, diff
+their states from the stored texts, parsing only the branches that differ, build the page's
+data with short previews) on a cache miss, and parses a cached JSON string on a hit. This
+script measures exactly those calls on:
 
 - a store of 1,000,000 checkpoints (10,000 runs x 100 steps, ~1 KB states, written by
   ``benchmarks/synth.py`` and imported through the real importer), and
