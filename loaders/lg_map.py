@@ -129,17 +129,6 @@ def is_message(v: Any) -> bool:
     return isinstance(v, dict) and _is_message_tag(v.get("__type__"))
 
 
-def messages(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """LangChain messages held in the state's top-level values and lists, in order."""
-    out: list[dict[str, Any]] = []
-    for value in state.values():
-        if isinstance(value, list):
-            out += [m for m in value if is_message(m)]
-        elif is_message(value):
-            out.append(value)
-    return out
-
-
 def _tokens(m: dict[str, Any]) -> int:
     u = m.get("usage_metadata")
     if not isinstance(u, dict):
