@@ -191,15 +191,10 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         return None
 
 
-def page_info(module_name: str) -> PageInfo:
-    """The registry entry of a page module (``__name__`` or its last part)."""
-    short = module_name.rsplit(".", 1)[-1]
-    return next(p for p in PAGES if p.module == short)
-
-
 def page_labels(module_name: str) -> tuple[str, str, str]:
-    """A page module's title, icon and URL path, from the registry (its ``__name__``)."""
-    info = page_info(module_name)
+    """A page module's title, icon and URL path, from the registry (by its ``__name__``)."""
+    short = module_name.rsplit(".", 1)[-1]
+    info = next(p for p in PAGES if p.module == short)
     return info.title, info.icon, info.url
 
 
