@@ -48,23 +48,73 @@ def _highlight(row: pd.Series) -> list[str]:
     return [f"background-color: {colour}" if colour else ""] * len(row)
 
 
+FILTER_KEYS = ("runs_status", "runs_agent", "runs_dates")
+"""The filters in the popover (the search box stays on the page)."""
+
+
+def _active_filters() -> int:
+    """How many of the popover's filters are set (their values from the last run)."""
+    state = st.session_state
+    return sum(
+        1
+        for key in FILTER_KEYS
+        if (value := state.get(key)) not in (None, "(any)")
+        and not (isinstance(value, list | tuple) and len(value) == 0)
+    )
+
+
 def _filters(agents: list[str]) -> dict[str, object]:
-    c1, c2, c3, c4 = st.columns([3, 2, 3, 3])
-    statuses = c1.multiselect("Status", RUN_STATUSES, key="runs_status")
-    agent = c2.selectbox("Agent", ["(any)", *agents], key="runs_agent")
-    text = c3.text_input("Search", key="runs_text", placeholder="run id, agent, error")
-    dates = c4.date_input("Last checkpoint between", value=[], key="runs_dates")
+    """The filters' values, read from the session before their widgets are drawn.
+
+    The page draws its table before the filters above it (see :func:`page`), so the values
+    come from the widgets' keys: what the person set, or nothing on the first run.
+    """
+    state = st.session_state
+    statuses = [s for s in state.get("runs_status") or [] if s in RUN_STATUSES]
+    agent = state.get("runs_agent")
+    text = state.get("runs_text") or None
+    dates = state.get("runs_dates") or ()
     since = until = None
     if isinstance(dates, tuple | list) and len(dates) >= 1:
         since = datetime.combine(dates[0], time.min)
         until = datetime.combine(dates[-1], time.max)
     return {
         "status": ",".join(statuses) or None,
-        "agent": None if agent == "(any)" else agent,
-        "text": text or None,
+        "agent": agent if agent in agents else None,
+        "text": text,
         "since": since,
         "until": until,
     }
+
+
+def _filter_widgets(agents: list[str]) -> None:
+    # Status, agent and dates sit in a popover: its widgets are drawn only when it opens,
+    # so the page does not wait for the front end's select and date-picker code
+    # (measured: the first page drew ~0.45 s sooner in Chromium, see docs/app.md).
+    search, more = st.columns([4, 1], vertical_alignment="bottom")
+    search.text_input("Search", key="runs_text", placeholder="run id, agent, error")
+    active = _active_filters()
+    label = f"Filters ({active})" if active else "Filters"
+    with more.popover(label, icon=":material/filter_list:", width="stretch"):
+        st.multiselect("Status", RUN_STATUSES, key="runs_status")
+        st.selectbox("Agent", ["(any)", *agents], key="runs_agent")
+        st.date_input("Last checkpoint between", value=[], key="runs_dates")
+
+
+def _described(filters: dict[str, object]) -> str:
+    """The active filters in words, for the caption (they are hidden in the popover)."""
+    parts = []
+    if filters["status"]:
+        parts.append(f"status {str(filters['status']).replace(',', ', ')}")
+    if filters["agent"]:
+        parts.append(f"agent {filters['agent']}")
+    if filters["text"]:
+        parts.append(f"matching “{filters['text']}”")
+    if filters["since"] is not None and filters["until"] is not None:
+        since, until = filters["since"], filters["until"]
+        assert isinstance(since, datetime) and isinstance(until, datetime)
+        parts.append(f"last checkpoint {since.date()} to {until.date()}")
+    return ("; ".join(parts)).join(("Filtered by ", ". ")) if parts else ""
 
 
 def _summary(counts: dict[str, int]) -> None:
@@ -83,16 +133,15 @@ def page() -> None:
     counts = guarded(pages_data.status_counts, store)
     if counts is None:
         return
-    _summary(counts)
     agents = sorted(a for a in store.runs()["agent"].dropna().unique())
-    frame = guarded(pages_data.runs_table, store, **_filters(agents))
+    filters = _filters(agents)
+    frame = guarded(pages_data.runs_table, store, **filters)
     if frame is None:
         return
-    attention = int(frame["needs_attention"].sum())
-    st.caption(
-        f"{len(frame)} runs ({attention} need attention) in {store.path}. "
-        "Select a row to open its timeline."
-    )
+    # The table is sent before what sits above it (the summary, the filters, the caption):
+    # the browser loads the data grid's code (1.2 MB, the page's largest) when the table's
+    # message arrives, and sooner means the page is complete sooner (~0.4 s on 2 cores).
+    head = st.container()
     shown = frame[[c for c in COLUMNS if c in frame.columns]]
     event = st.dataframe(
         shown.style.apply(_highlight, axis=1),
@@ -103,6 +152,14 @@ def page() -> None:
         selection_mode="single-row",
         key="runs_table",
     )
+    with head:
+        _summary(counts)
+        _filter_widgets(agents)
+        attention = int(frame["needs_attention"].sum())
+        st.caption(
+            f"{len(frame)} runs ({attention} need attention) in {store.path}. "
+            f"{_described(filters)}Select a row to open its timeline."
+        )
     rows = event.selection.rows if event is not None else []
     if rows:
         run_id = str(shown.iloc[rows[0]]["run_id"])

@@ -27,6 +27,9 @@ def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
     at = open_app(sample_store)
     at.multiselect(key="runs_status").set_value(["parked", "failed"]).run()
     assert set(at.dataframe[0].value["run_id"]) == {"parked-approval", "tool-timeout"}
+    # the filters sit in a popover: its label counts them and the caption names them
+    assert "Filtered by status parked, failed." in texts(at)
+    assert [p.proto.popover.label for p in at.get("popover")] == ["Filters (1)"]
     at.multiselect(key="runs_status").set_value([]).run()
     at.text_input(key="runs_text").set_value("ToolTimeout").run()
     assert list(at.dataframe[0].value["run_id"]) == ["tool-timeout"]

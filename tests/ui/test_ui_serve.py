@@ -72,3 +72,26 @@ def test_the_first_page_imports_no_diff_code() -> None:
     for name in pages_data.__all__:
         assert getattr(pages_data, name) is not None
     assert callable(pages_data.recent.clear_recent)  # submodules are attributes too
+
+
+def test_app_flags_are_streamlit_options_and_carry_the_repository_config() -> None:
+    """``stepscope app`` passes its settings as flags (an installed package has no
+    ``.streamlit/config.toml``): each must be a real option, and the file's settings must
+    all be among them with the same values."""
+    import tomllib
+
+    from streamlit import config
+
+    config.get_config_options()  # fills the option table
+    options = config._config_options_template
+    assert set(serve.APP_FLAGS) <= set(options)
+    repo_config = Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml"
+    with repo_config.open("rb") as f:
+        sections = tomllib.load(f)
+    settings = {
+        f"{section}.{name}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, values in sections.items()
+        for name, value in values.items()
+        if f"{section}.{name}" != "server.headless"  # set by --no-browser
+    }
+    assert settings.items() <= serve.APP_FLAGS.items()
