@@ -1,7 +1,8 @@
 """Runs page: every run with status, agent, steps, budgets, last error and model versions.
 
-Failed, crashed, parked and budget-exhausted runs come first and are marked; selecting a row
-opens that run in the Timeline (``?run=...``).
+Failed, crashed, parked and budget-exhausted runs come first, with their status as a coloured
+badge; each run id links to that run's Timeline (``timeline?run=...``). The list is a
+Markdown table (:mod:`debugger.ui.run_list` says why), fifty runs a page.
 """
 
 from __future__ import annotations
@@ -14,39 +15,16 @@ import streamlit as st
 
 from debugger import pages_data
 from debugger.model import RUN_STATUSES
-from debugger.ui.common import get_store, guarded, page_for, page_labels, warm_store
+from debugger.ui import run_list
+from debugger.ui.common import PAGES, get_store, guarded, page_for, page_labels, warm_store
 from debugger.ui.widgets import STATUS_ICONS
 
 TITLE, ICON, URL = page_labels(__name__)
 
-COLUMNS = {
-    "run_id": st.column_config.TextColumn("Run", width="medium"),
-    "status": st.column_config.TextColumn("Status"),
-    "agent": st.column_config.TextColumn("Agent"),
-    "steps": st.column_config.TextColumn("Steps"),
-    "checkpoint_count": st.column_config.NumberColumn("Checkpoints"),
-    "tokens_spent": st.column_config.NumberColumn("Tokens", format="localized"),
-    "steps_spent": st.column_config.NumberColumn("Steps spent"),
-    "wall_clock_ms": st.column_config.NumberColumn("Wall clock ms", format="localized"),
-    "pending_count": st.column_config.NumberColumn("Pending"),
-    "last_error": st.column_config.TextColumn("Last error", width="large"),
-    "model_versions": st.column_config.TextColumn("Model versions"),
-    "status_reason": st.column_config.TextColumn("Why this status", width="medium"),
-    "last_at": st.column_config.DatetimeColumn("Last checkpoint", format="YYYY-MM-DD HH:mm:ss"),
-    "replay_of": st.column_config.TextColumn("Replay of"),
-}
-
-
-def _highlight(row: pd.Series) -> list[str]:
-    # whole row tinted, so failed/crashed/parked runs stand out in a long list
-    colour = {
-        "failed": "#fee2e2",
-        "crashed": "#fee2e2",
-        "parked": "#fef9c3",
-        "budget_exhausted": "#ede9fe",
-    }.get(str(row["status"]), "")
-    return [f"background-color: {colour}" if colour else ""] * len(row)
-
+DEFAULT_ORDER = next(iter(run_list.ORDERS))
+URL_OF_TIMELINE = next(p.url for p in PAGES if p.module == "timeline")
+"""The Timeline's address, relative to the app's: links stay right under a
+``server.baseUrlPath``."""
 
 FILTER_KEYS = ("runs_status", "runs_agent", "runs_dates")
 """The filters in the popover (the search box stays on the page)."""
@@ -99,6 +77,11 @@ def _filter_widgets(agents: list[str]) -> None:
         st.multiselect("Status", RUN_STATUSES, key="runs_status")
         st.selectbox("Agent", ["(any)", *agents], key="runs_agent")
         st.date_input("Last checkpoint between", value=[], key="runs_dates")
+        st.selectbox("Order", list(run_list.ORDERS), key="runs_order")
+
+
+def _order_note(order: str) -> str:
+    return "" if order == DEFAULT_ORDER else f"Ordered: {order.lower()}. "
 
 
 def _described(filters: dict[str, object]) -> str:
@@ -138,41 +121,53 @@ def page() -> None:
     frame = guarded(pages_data.runs_table, store, **filters)
     if frame is None:
         return
-    # The table is sent before what sits above it (the summary, the filters, the caption):
-    # the browser loads the data grid's code (1.2 MB, the page's largest) when the table's
-    # message arrives, and sooner means the page is complete sooner (~0.4 s on 2 cores).
-    head = st.container()
-    shown = frame[[c for c in COLUMNS if c in frame.columns]]
-    event = st.dataframe(
-        shown.style.apply(_highlight, axis=1),
-        hide_index=True,
-        width="stretch",
-        column_config=COLUMNS,
-        on_select="rerun",
-        selection_mode="single-row",
-        key="runs_table",
+    order = st.session_state.get("runs_order") or DEFAULT_ORDER
+    frame = run_list.ordered(frame, order if order in run_list.ORDERS else DEFAULT_ORDER)
+    pages = run_list.page_count(len(frame))
+    # a new filter or order starts again at the first page
+    wanted = (tuple(sorted((k, str(v)) for k, v in filters.items())), order)
+    if st.session_state.get("_runs_view") != wanted:
+        st.session_state["_runs_view"] = wanted
+        st.session_state["runs_page"] = 0
+    at = min(int(st.session_state.get("runs_page", 0)), pages - 1)
+    shown = frame.iloc[at * run_list.PAGE_ROWS : (at + 1) * run_list.PAGE_ROWS]
+    _summary(counts)
+    _filter_widgets(agents)
+    attention = int(frame["needs_attention"].sum())
+    st.caption(
+        f"{len(frame)} runs ({attention} need attention) in {store.path}. "
+        f"{_described(filters)}{_order_note(order)}Open a run by its id."
     )
-    with head:
-        _summary(counts)
-        _filter_widgets(agents)
-        attention = int(frame["needs_attention"].sum())
-        st.caption(
-            f"{len(frame)} runs ({attention} need attention) in {store.path}. "
-            f"{_described(filters)}Select a row to open its timeline."
-        )
-    rows = event.selection.rows if event is not None else []
-    if rows:
-        run_id = str(shown.iloc[rows[0]]["run_id"])
-        st.switch_page(page_for("timeline"), query_params={"run": run_id})
+    if shown.empty:
+        st.info("No run matches these filters.", icon=":material/filter_alt_off:")
+    else:
+        st.markdown(run_list.runs_markdown(shown, URL_OF_TIMELINE), unsafe_allow_html=True)
+    if pages > 1:
+        _pager(at, pages, len(frame))
     _links(frame)
+
+
+def _pager(at: int, pages: int, total: int) -> None:
+    first = at * run_list.PAGE_ROWS + 1
+    last = min(total, (at + 1) * run_list.PAGE_ROWS)
+    back, where, forward = st.columns([1, 3, 1], vertical_alignment="center")
+    if back.button("Previous", icon=":material/chevron_left:", disabled=at == 0, key="runs_prev"):
+        st.session_state["runs_page"] = at - 1
+        st.rerun()
+    where.caption(f"Runs {first}–{last} of {total} (page {at + 1} of {pages})")
+    if forward.button(
+        "Next", icon=":material/chevron_right:", disabled=at >= pages - 1, key="runs_next"
+    ):
+        st.session_state["runs_page"] = at + 1
+        st.rerun()
 
 
 def warm(path: str) -> None:
     """Read and style the page's data once, off any script run (at the server's start).
 
-    The first read through pandas and DuckDB and the first styled frame pay for lazy
-    imports and first-call set-up inside both libraries; done here while the browser loads
-    the front end, the first page then costs only its own reads.
+    The first read through pandas and DuckDB and the first table pay for lazy imports and
+    first-call set-up inside both libraries; done here while the browser loads the front
+    end, the first page then costs only its own reads.
 
     Raises:
         StoreError: the store cannot be opened.
@@ -181,8 +176,7 @@ def warm(path: str) -> None:
         pages_data.status_counts(store)
         sorted(store.runs()["agent"].dropna().unique())
         frame = pages_data.runs_table(store)
-        shown = frame[[c for c in COLUMNS if c in frame.columns]]
-        shown.style.apply(_highlight, axis=1).to_html()
+        run_list.runs_markdown(run_list.ordered(frame, DEFAULT_ORDER), URL_OF_TIMELINE)
 
 
 def _links(frame: pd.DataFrame) -> None:

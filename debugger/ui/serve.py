@@ -25,10 +25,7 @@ from debugger.errors import StepscopeError
 ENTRY = Path(__file__).with_name("entry.py")
 """The Streamlit entry script (shipped inside the package, so it works when installed)."""
 
-WARM_MODULES = (
-    "pandas.io.formats.style",  # the runs table is a Styler (jinja2)
-    "streamlit.material_icon_names",  # the pages' :material/...: icons
-)
+WARM_MODULES = ("streamlit.material_icon_names",)  # the pages' :material/...: icons
 """Imported by the first script run besides the Runs page (and pandas, DuckDB, the store)."""
 
 OTHER_PAGES_AFTER_S = 5.0

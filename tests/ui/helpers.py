@@ -60,3 +60,30 @@ def frames_text(at: AppTest) -> str:
     """The text of every dataframe and table on the page."""
     frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
     return "\n".join(f.to_string() for f in frames)
+
+
+def listed_runs(at: AppTest) -> list[dict[str, str]]:
+    """The Runs page's list: each row's cells (Markdown source) by column, in order.
+
+    The list is a Markdown table whose run ids link to the Timeline; the run id comes back
+    from the link, unquoted, under ``run_id``.
+    """
+    import re
+    from urllib.parse import unquote
+
+    for md in at.markdown:
+        lines = str(md.value).splitlines()
+        if not lines or not lines[0].startswith("| Run |"):
+            continue
+        header = [c.strip() for c in lines[0].strip("|").split("|")]
+        rows = []
+        for line in lines[2:]:
+            cells = dict(
+                zip(header, (c.strip() for c in line.strip("|").split(" | ")), strict=True)
+            )
+            link = re.search(r'href="timeline\?run=([^"]+)"', cells["Run"])
+            assert link, cells["Run"]
+            cells["run_id"] = unquote(link.group(1))
+            rows.append(cells)
+        return rows
+    return []

@@ -12,7 +12,7 @@ import pytest
 
 from sample_checkpoints import DATA_DIR
 from tests.fixtures.native import native_rows, write_native_sqlite
-from tests.ui.helpers import frames_text, open_app, texts
+from tests.ui.helpers import frames_text, listed_runs, open_app, texts
 
 
 def _source_with_a_bad_row(path: Path) -> Path:
@@ -35,7 +35,7 @@ def test_import_a_path_shows_the_report_and_the_quarantined_rows(tmp_path: Path)
     at.button(key="import_go").click().run()  # again: nothing new
     assert "= 0 imported + 6 already present + 1 quarantined" in texts(at)
     at = open_app(store)  # the app reads the new runs
-    assert set(at.dataframe[0].value["run_id"]) == {"run-0", "run-1"}
+    assert {r["run_id"] for r in listed_runs(at)} == {"run-0", "run-1"}
 
 
 def test_import_an_uploaded_file(tmp_path: Path) -> None:
@@ -47,7 +47,7 @@ def test_import_an_uploaded_file(tmp_path: Path) -> None:
     at.button(key="import_go").click().run()
     assert not at.exception and not at.error
     assert "0 quarantined" in texts(at)
-    assert "crash-at-step-7" in set(open_app(store).dataframe[0].value["run_id"])
+    assert "crash-at-step-7" in {r["run_id"] for r in listed_runs(open_app(store))}
 
 
 def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path) -> None:

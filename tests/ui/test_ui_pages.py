@@ -6,19 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.ui.conftest import CRASHED, DEPLOY, REEXECUTED, REFUND_KEY
-from tests.ui.helpers import frames_text, open_app, texts
+from tests.ui.helpers import frames_text, listed_runs, open_app, texts
 
 
 def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> None:
     at = open_app(sample_store)
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
-    assert len(table) == 13
-    assert set(table["status"].head(5)) == {"crashed", "failed", "parked", "budget_exhausted"}
-    timeout = table[table["run_id"] == "tool-timeout"].iloc[0]
-    assert timeout["status"] == "failed" and "ToolTimeout" in timeout["last_error"]
-    deploy = table[table["run_id"] == DEPLOY].iloc[0]
-    assert "refund-script-2026.03.2" in deploy["model_versions"]
+    rows = listed_runs(at)
+    assert len(rows) == 13
+    first = {r["Status"].split("]", 1)[0].split(": ")[-1] for r in rows[:5]}
+    assert first == {"crashed", "failed", "parked", "budget exhausted"}
+    timeout = next(r for r in rows if r["run_id"] == "tool-timeout")
+    assert "failed" in timeout["Status"] and "ToolTimeout" in timeout["Last error"]
+    deploy = next(r for r in rows if r["run_id"] == DEPLOY)
+    assert "refund-script-2026.03.2" in deploy["Model versions"]
     page = texts(at)
     assert "Needs attention" in page and "crashed 2" in page and "parked 1" in page
 
@@ -26,16 +27,23 @@ def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> No
 def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
     at = open_app(sample_store)
     at.multiselect(key="runs_status").set_value(["parked", "failed"]).run()
-    assert set(at.dataframe[0].value["run_id"]) == {"parked-approval", "tool-timeout"}
+    assert {r["run_id"] for r in listed_runs(at)} == {"parked-approval", "tool-timeout"}
     # the filters sit in a popover: its label counts them and the caption names them
     assert "Filtered by status parked, failed." in texts(at)
     assert [p.proto.popover.label for p in at.get("popover")] == ["Filters (1)"]
     at.multiselect(key="runs_status").set_value([]).run()
     at.text_input(key="runs_text").set_value("ToolTimeout").run()
-    assert list(at.dataframe[0].value["run_id"]) == ["tool-timeout"]
+    assert [r["run_id"] for r in listed_runs(at)] == ["tool-timeout"]
     at.text_input(key="runs_text").set_value("").run()
     at.selectbox(key="runs_agent").set_value("refund_desk").run()
-    assert len(at.dataframe[0].value) == 13
+    assert len(listed_runs(at)) == 13
+    at.selectbox(key="runs_order").set_value("Tokens spent, most first").run()
+    tokens = [int(r["Tokens"].replace(",", "")) for r in listed_runs(at)]
+    assert tokens == sorted(tokens, reverse=True)
+    assert [p.proto.popover.label for p in at.get("popover")] == ["Filters (1)"]
+    assert "Ordered: tokens spent, most first." in texts(at)
+    at.text_input(key="runs_text").set_value("no such run").run()
+    assert listed_runs(at) == [] and "No run matches these filters." in texts(at)
 
 
 def test_timeline_deep_link_opens_the_step_with_its_diff(sample_store: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from debugger.ui import common, serve
-from tests.ui.helpers import open_app, texts
+from tests.ui.helpers import listed_runs, open_app, texts
 
 
 def test_warm_opens_the_cached_store_and_the_runs_page_then_renders(
@@ -31,7 +31,7 @@ def test_warm_opens_the_cached_store_and_the_runs_page_then_renders(
     assert all(f"debugger.ui.{name}" in sys.modules for name in common.PAGE_MODULES)
     at = open_app(sample_store)
     assert not at.exception and not at.error
-    assert len(at.dataframe[0].value) == 13 and "Needs attention" in texts(at)
+    assert len(listed_runs(at)) == 13 and "Needs attention" in texts(at)
 
 
 def test_warm_leaves_a_missing_store_to_the_page(
@@ -68,7 +68,12 @@ def test_the_first_page_imports_no_diff_code() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
-    assert loaded == ["debugger.ui.common", "debugger.ui.runs", "debugger.ui.widgets"]
+    assert loaded == [
+        "debugger.ui.common",
+        "debugger.ui.run_list",
+        "debugger.ui.runs",
+        "debugger.ui.widgets",
+    ]
     for name in pages_data.__all__:
         assert getattr(pages_data, name) is not None
     assert callable(pages_data.recent.clear_recent)  # submodules are attributes too

@@ -1,0 +1,89 @@
+"""The Runs page's list: a Markdown table whose cells no run data can turn into syntax, with
+run ids linked to the Timeline, ordered and paged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from debugger.store import Store
+from debugger.ui import run_list
+from loaders import import_source
+from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.ui.helpers import listed_runs, open_app, texts
+
+
+def _frame(**overrides: object) -> pd.DataFrame:
+    row = {"run_id": "r-1", "status": "failed", "agent": "desk", "steps": "0–3",
+           "tokens_spent": 1200, "steps_spent": 3, "wall_clock_ms": 4500, "pending_count": 1,
+           "last_error": "boom", "model_versions": '["m-1", "m-2"]',
+           "last_at": pd.Timestamp("2026-03-05 14:00:33.5")}  # fmt: skip
+    row.update(overrides)
+    return pd.DataFrame([row])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a|b", "*bold*", "[x](http://evil)", "<script>alert(1)</script>", ":red[x]", "$x$",
+     "`code`", "a\nb", "&amp;", "~~gone~~", "_it_", "back\\slash"],
+)  # fmt: skip
+def test_cell_text_is_never_syntax(text: str) -> None:
+    cell = run_list.md_text(text)
+    assert not any(c in cell for c in "|*[]<>`$~_\\\n:") or "&#" in cell
+    # every special character became a character reference; the rest is unchanged
+    import html
+
+    assert html.unescape(cell) == " ".join(text.split())
+
+
+def test_a_long_error_is_cut_and_marked() -> None:
+    cell = run_list.md_text("x" * 200, run_list.ERROR_CHARS)
+    assert len(cell) == run_list.ERROR_CHARS and cell.endswith("…")
+
+
+def test_run_ids_are_quoted_in_links_and_escaped_in_text() -> None:
+    link = run_list.run_link('a b/"c"&<d>', "timeline")
+    assert link.startswith('<a href="timeline?run=a%20b%2F%22c%22%26%3Cd%3E" target="_self">')
+    assert "<d>" not in link.split(">", 1)[1]
+
+
+def test_the_table_has_one_line_per_run_with_badges_and_readable_values() -> None:
+    text = run_list.runs_markdown(_frame(), "timeline")
+    header, align, line = text.splitlines()
+    assert header.startswith("| Run | Status |") and align.startswith("|---|")
+    assert ":red-badge[:material/error: failed]" in line
+    assert "1,200" in line and "4.5\u00a0s" in line and "m-1, m-2" in line
+    assert "2026-03-05 14&#58;00&#58;33" in line
+
+
+def test_orders_are_stable_and_the_default_keeps_the_store_order() -> None:
+    frame = pd.DataFrame({"run_id": ["b", "a", "c"], "tokens_spent": [5, 9, 5]})
+    default = next(iter(run_list.ORDERS))
+    assert list(run_list.ordered(frame, default)["run_id"]) == ["b", "a", "c"]
+    by_tokens = run_list.ordered(frame, "Tokens spent, most first")
+    assert list(by_tokens["run_id"]) == ["a", "b", "c"]
+    assert list(run_list.ordered(frame, "Run id")["run_id"]) == ["a", "b", "c"]
+    assert [run_list.page_count(n) for n in (0, 1, 50, 51, 120)] == [1, 1, 1, 2, 3]
+
+
+def test_the_page_pages_through_a_long_list(tmp_path: Path) -> None:
+    # 60 runs (the fixture's timestamps allow no more)
+    source = write_native_sqlite(tmp_path / "many.sqlite", native_rows(runs=60, steps=2))
+    store_path = tmp_path / "many.duckdb"
+    with Store.open(store_path) as store:
+        import_source(store, str(source))
+    at = open_app(store_path)
+    assert not at.exception and not at.error
+    first = [r["run_id"] for r in listed_runs(at)]
+    assert len(first) == run_list.PAGE_ROWS
+    assert "Runs 1–50 of 60 (page 1 of 2)" in texts(at)
+    at.button(key="runs_next").click().run()
+    second = [r["run_id"] for r in listed_runs(at)]
+    assert len(second) == 10 and not set(first) & set(second)
+    assert "Runs 51–60 of 60 (page 2 of 2)" in texts(at)
+    assert at.button(key="runs_next").disabled and not at.button(key="runs_prev").disabled
+    at.text_input(key="runs_text").set_value(first[0]).run()  # a new filter: page 1 again
+    assert [r["run_id"] for r in listed_runs(at)] == [first[0]]
+    assert not any("Runs 1–" in t for t in texts(at).splitlines())
