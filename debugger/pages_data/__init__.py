@@ -19,10 +19,9 @@ if TYPE_CHECKING:
     from debugger.pages_data.diffview import diff_view
     from debugger.pages_data.runs import (
         ATTENTION,
-        STATUS_MARKS,
         audit_findings,
         findings_by_step,
-        runs_table,
+        runs_listed,
         status_counts,
     )
     from debugger.pages_data.step import (
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
 _HOME = {
     "diff_view": "diffview",
     **dict.fromkeys(
-        ("ATTENTION", "STATUS_MARKS", "audit_findings", "findings_by_step", "runs_table",
+        ("ATTENTION", "audit_findings", "findings_by_step", "runs_listed",
          "status_counts"), "runs"),
     **dict.fromkeys(
         ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
@@ -69,7 +68,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ATTENTION",
     "MAX_DIFF_ROWS",
-    "STATUS_MARKS",
     "StepRef",
     "StepView",
     "audit_findings",
@@ -79,7 +77,7 @@ __all__ = [
     "findings_by_step",
     "preview",
     "previous_ref",
-    "runs_table",
+    "runs_listed",
     "status_counts",
     "step_refs",
     "step_view",

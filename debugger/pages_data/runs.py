@@ -1,57 +1,44 @@
-"""The Runs page's data: runs with a status mark, runs needing attention first; audit
-findings by step for the Timeline."""
+"""The Runs page's data: runs needing attention first, runs per status; audit findings by
+step for the Timeline."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
-import pandas as pd
-
 from debugger.audit import audit_run
-from debugger.model import RUN_STATUSES
+from debugger.model import RUN_STATUSES, Run
 from debugger.store import Store
 
 ATTENTION = ("failed", "crashed", "parked", "budget_exhausted")
 """Statuses the Runs page makes stand out."""
-STATUS_MARKS = {
-    "completed": "🟢",
-    "in_progress": "🔵",
-    "parked": "🟡",
-    "budget_exhausted": "🟣",
-    "failed": "🔴",
-    "crashed": "🔴",
-}
-"""A mark per status, so the eye finds failed, crashed and parked runs in a long list."""
 
 
-def runs_table(
+def runs_listed(
     store: Store,
     status: str | None = None,
     agent: str | None = None,
     text: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
-) -> pd.DataFrame:
-    """Runs for the Runs page: the store's filters plus an upper time bound, with a
-    ``needs_attention`` flag and a status mark; runs needing attention come first."""
-    frame = store.runs(status=status, agent=agent, text=text, since=since)
-    if until is not None and not frame.empty:
-        frame = frame[frame["last_at"].isna() | (frame["last_at"] <= pd.Timestamp(until))]
-    frame = frame.copy()
-    frame.insert(0, "mark", [STATUS_MARKS.get(s, "⚪") for s in frame["status"]])
-    frame["needs_attention"] = frame["status"].isin(ATTENTION)
-    frame["steps"] = [
-        f"{a}–{b}" for a, b in zip(frame["first_step"], frame["last_step"], strict=True)
-    ]
-    frame = frame.sort_values("needs_attention", ascending=False, kind="stable")
-    return frame.reset_index(drop=True)
+) -> list[Run]:
+    """Runs for the Runs page: the store's filters plus an upper time bound on the last
+    checkpoint; runs needing attention (:data:`ATTENTION`) first, then newest first.
+
+    Records, not a DataFrame: the Runs page is the first page, and pandas alone is ~0.4 s
+    of imports that the server would otherwise pay while the browser loads the front end.
+    """
+    runs = store.run_records(status=status, agent=agent, text=text, since=since)
+    if until is not None:
+        runs = [r for r in runs if r.last_at is None or r.last_at <= until]
+    return sorted(runs, key=lambda r: r.status not in ATTENTION)  # stable: newest first
 
 
-def status_counts(store: Store) -> dict[str, int]:
-    """Number of runs per status (every status, zero included)."""
-    counts = store.runs()["status"].value_counts().to_dict()
-    return {s: int(counts.get(s, 0)) for s in RUN_STATUSES}
+def status_counts(runs: list[Run]) -> dict[str, int]:
+    """Number of runs per status (every status, zero included), of ``store.run_records()``."""
+    counts = Counter(r.status for r in runs)
+    return {s: counts.get(s, 0) for s in RUN_STATUSES}
 
 
 def audit_findings(store: Store, run_id: str) -> list[dict[str, Any]]:

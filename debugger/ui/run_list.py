@@ -13,15 +13,15 @@ No Streamlit import: what this builds is plain text (tested without a server).
 
 from __future__ import annotations
 
-import json
 import math
+from collections.abc import Callable
+from datetime import datetime
 from html import escape
 from typing import Any
 from urllib.parse import quote
 
-import pandas as pd
-
-from debugger.ui.widgets import status_badge
+from debugger.model import Run
+from debugger.ui.status import status_badge
 
 PAGE_ROWS = 50
 """Runs per page of the list (the filters narrow longer lists)."""
@@ -29,15 +29,20 @@ PAGE_ROWS = 50
 ERROR_CHARS = 70
 """Characters of a run's last error shown in the list (the Timeline shows all of it)."""
 
-ORDERS: dict[str, tuple[str, bool] | None] = {
+
+def _newest(r: Run) -> float:
+    return -r.last_at.timestamp() if r.last_at is not None else math.inf
+
+
+ORDERS: dict[str, Callable[[Run], Any] | None] = {
     "Needing attention first": None,
-    "Last checkpoint, newest first": ("last_at", False),
-    "Tokens spent, most first": ("tokens_spent", False),
-    "Wall clock, longest first": ("wall_clock_ms", False),
-    "Run id": ("run_id", True),
+    "Last checkpoint, newest first": _newest,
+    "Tokens spent, most first": lambda r: -r.budgets.tokens_spent,
+    "Wall clock, longest first": lambda r: -r.budgets.wall_clock_ms,
+    "Run id": lambda r: r.run_id,
 }
-"""The list's orders: label -> (column, ascending); None keeps the store's order, in which
-runs needing attention come first (``pages_data.runs_table``)."""
+"""The list's orders: label -> sort key; None keeps the page data's order, in which runs
+needing attention come first (``pages_data.runs_listed``)."""
 
 _MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&")
 """Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
@@ -50,7 +55,7 @@ _ALIGN = ("---", "---", "---", "---", "--:", "--:", "--:", "--:", "---", "---", 
 
 def md_text(value: Any, limit: int | None = None) -> str:
     """A value as table-cell text that no Markdown, HTML or directive syntax can change."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = " ".join(str(value).split())  # a cell is one line
     if limit is not None and len(text) > limit:
@@ -64,36 +69,14 @@ def run_link(run_id: str, page_url: str) -> str:
     return f'<a href="{href}" target="_self">{md_text(run_id)}</a>'
 
 
-def _versions(value: Any) -> str:
-    try:
-        versions = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return md_text(value)
-    if isinstance(versions, list):
-        return md_text(", ".join(str(v) for v in versions))
-    return md_text(versions)
+def _when(value: datetime | None) -> str:
+    return md_text(value.strftime("%Y-%m-%d %H:%M:%S")) if value is not None else ""
 
 
-def _when(value: Any) -> str:
-    if value is None or value is pd.NaT:
-        return ""
-    return md_text(pd.Timestamp(value).strftime("%Y-%m-%d %H:%M:%S"))
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
-def ordered(frame: pd.DataFrame, order: str) -> pd.DataFrame:
-    """The runs in one of :data:`ORDERS` (stable: ties keep the store's order)."""
-    how = ORDERS.get(order)
-    if how is None:
-        return frame
-    column, ascending = how
-    return frame.sort_values(column, ascending=ascending, kind="stable", na_position="last")
+def ordered(runs: list[Run], order: str) -> list[Run]:
+    """The runs in one of :data:`ORDERS` (stable: ties keep the given order)."""
+    key = ORDERS.get(order)
+    return runs if key is None else sorted(runs, key=key)
 
 
 def page_count(rows: int) -> int:
@@ -101,22 +84,23 @@ def page_count(rows: int) -> int:
     return max(1, math.ceil(rows / PAGE_ROWS))
 
 
-def runs_markdown(frame: pd.DataFrame, page_url: str) -> str:
+def runs_markdown(runs: list[Run], page_url: str) -> str:
     """A Markdown table of the runs, one line each, run ids linked to ``page_url``."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(_ALIGN) + "|"]
-    for r in frame.to_dict("records"):
+    for r in runs:
+        b = r.budgets
         cells = (
-            run_link(str(r["run_id"]), page_url),
-            status_badge(str(r["status"])),
-            md_text(r["agent"]),
-            md_text(r["steps"]),
-            f"{_int(r['tokens_spent']):,}",
-            f"{_int(r['steps_spent']):,}",
-            f"{_int(r['wall_clock_ms']) / 1000:,.1f}\u00a0s",
-            str(_int(r["pending_count"])),
-            md_text(r["last_error"], ERROR_CHARS),
-            _versions(r["model_versions"]),
-            _when(r["last_at"]),
+            run_link(r.run_id, page_url),
+            status_badge(r.status),
+            md_text(r.agent),
+            md_text(f"{r.first_step}–{r.last_step}"),
+            f"{b.tokens_spent:,}",
+            f"{b.steps_spent:,}",
+            f"{b.wall_clock_ms / 1000:,.1f}\u00a0s",
+            str(r.pending_count),
+            md_text(r.last_error, ERROR_CHARS),
+            md_text(", ".join(r.model_versions)),
+            _when(r.last_at),
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -10,14 +10,13 @@ from __future__ import annotations
 from contextlib import closing
 from datetime import datetime, time
 
-import pandas as pd
 import streamlit as st
 
 from debugger import pages_data
-from debugger.model import RUN_STATUSES
+from debugger.model import RUN_STATUSES, Run
 from debugger.ui import run_list
 from debugger.ui.common import PAGES, get_store, guarded, page_for, page_labels, warm_store
-from debugger.ui.widgets import STATUS_ICONS
+from debugger.ui.status import STATUS_ICONS
 
 TITLE, ICON, URL = page_labels(__name__)
 
@@ -113,38 +112,38 @@ def page() -> None:
     store = get_store()
     if store is None:
         return
-    counts = guarded(pages_data.status_counts, store)
-    if counts is None:
+    everything = guarded(store.run_records)
+    if everything is None:
         return
-    agents = sorted(a for a in store.runs()["agent"].dropna().unique())
+    agents = sorted({r.agent for r in everything if r.agent})
     filters = _filters(agents)
-    frame = guarded(pages_data.runs_table, store, **filters)
-    if frame is None:
+    runs = guarded(pages_data.runs_listed, store, **filters)
+    if runs is None:
         return
     order = st.session_state.get("runs_order") or DEFAULT_ORDER
-    frame = run_list.ordered(frame, order if order in run_list.ORDERS else DEFAULT_ORDER)
-    pages = run_list.page_count(len(frame))
+    runs = run_list.ordered(runs, order if order in run_list.ORDERS else DEFAULT_ORDER)
+    pages = run_list.page_count(len(runs))
     # a new filter or order starts again at the first page
     wanted = (tuple(sorted((k, str(v)) for k, v in filters.items())), order)
     if st.session_state.get("_runs_view") != wanted:
         st.session_state["_runs_view"] = wanted
         st.session_state["runs_page"] = 0
     at = min(int(st.session_state.get("runs_page", 0)), pages - 1)
-    shown = frame.iloc[at * run_list.PAGE_ROWS : (at + 1) * run_list.PAGE_ROWS]
-    _summary(counts)
+    shown = runs[at * run_list.PAGE_ROWS : (at + 1) * run_list.PAGE_ROWS]
+    _summary(pages_data.status_counts(everything))
     _filter_widgets(agents)
-    attention = int(frame["needs_attention"].sum())
+    needing = [r for r in runs if r.status in pages_data.ATTENTION]
     st.caption(
-        f"{len(frame)} runs ({attention} need attention) in {store.path}. "
+        f"{len(runs)} runs ({len(needing)} need attention) in {store.path}. "
         f"{_described(filters)}{_order_note(order)}Open a run by its id."
     )
-    if shown.empty:
+    if not shown:
         st.info("No run matches these filters.", icon=":material/filter_alt_off:")
     else:
         st.markdown(run_list.runs_markdown(shown, URL_OF_TIMELINE), unsafe_allow_html=True)
     if pages > 1:
-        _pager(at, pages, len(frame))
-    _links(frame)
+        _pager(at, pages, len(runs))
+    _links(needing)
 
 
 def _pager(at: int, pages: int, total: int) -> None:
@@ -163,32 +162,30 @@ def _pager(at: int, pages: int, total: int) -> None:
 
 
 def warm(path: str) -> None:
-    """Read and style the page's data once, off any script run (at the server's start).
+    """Read and lay out the page's data once, off any script run (at the server's start).
 
-    The first read through pandas and DuckDB and the first table pay for lazy imports and
-    first-call set-up inside both libraries; done here while the browser loads the front
-    end, the first page then costs only its own reads.
+    The first reads through DuckDB and the first table pay for first-call set-up; done here
+    while the browser loads the front end, the first page then costs only its own reads.
 
     Raises:
         StoreError: the store cannot be opened.
     """
     with closing(warm_store(path)) as store:
-        pages_data.status_counts(store)
-        sorted(store.runs()["agent"].dropna().unique())
-        frame = pages_data.runs_table(store)
-        run_list.runs_markdown(run_list.ordered(frame, DEFAULT_ORDER), URL_OF_TIMELINE)
+        everything = store.run_records()
+        pages_data.status_counts(everything)
+        runs = pages_data.runs_listed(store)
+        run_list.runs_markdown(run_list.ordered(runs, DEFAULT_ORDER), URL_OF_TIMELINE)
 
 
-def _links(frame: pd.DataFrame) -> None:
+def _links(needing: list[Run]) -> None:
     # plain links too: keyboard users and the browser test can follow them
-    needing = frame[frame["needs_attention"]]
-    if needing.empty:
+    if not needing:
         return
     st.subheader("Needs attention")
-    for row in needing.itertuples(index=False):
+    for run in needing:
         st.page_link(
             page_for("timeline"),
-            label=f"{row.run_id} — {str(row.status).replace('_', ' ')}: {row.status_reason}",
-            icon=f":material/{STATUS_ICONS.get(str(row.status), 'help')}:",
-            query_params={"run": str(row.run_id)},
+            label=f"{run.run_id} — {run.status.replace('_', ' ')}: {run.status_reason}",
+            icon=f":material/{STATUS_ICONS.get(run.status, 'help')}:",
+            query_params={"run": run.run_id},
         )

@@ -11,35 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from debugger.model import Run
+from debugger.ui.status import status_badge
 
 if TYPE_CHECKING:
     from debugger.fork_tree import ForkTree
-
-STATUS_COLOURS = {
-    "completed": "green",
-    "in_progress": "blue",
-    "parked": "orange",
-    "budget_exhausted": "violet",
-    "failed": "red",
-    "crashed": "red",
-}
-
-
-STATUS_ICONS = {
-    "completed": "check_circle",
-    "in_progress": "pending",
-    "parked": "pause_circle",
-    "budget_exhausted": "data_usage",
-    "failed": "error",
-    "crashed": "dangerous",
-}
-
-
-def status_badge(status: str) -> str:
-    """Markdown badge of a run status (a Material icon: renders without emoji fonts)."""
-    colour = STATUS_COLOURS.get(status, "gray")
-    icon = STATUS_ICONS.get(status, "help")
-    return f":{colour}-badge[:material/{icon}: {status.replace('_', ' ')}]"
 
 
 def run_header(run: Run) -> None:

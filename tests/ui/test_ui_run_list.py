@@ -3,11 +3,13 @@ run ids linked to the Timeline, ordered and paged."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
 import pytest
 
+from debugger.model import Budgets, Run
 from debugger.store import Store
 from debugger.ui import run_list
 from loaders import import_source
@@ -15,13 +17,16 @@ from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.helpers import listed_runs, open_app, texts
 
 
-def _frame(**overrides: object) -> pd.DataFrame:
-    row = {"run_id": "r-1", "status": "failed", "agent": "desk", "steps": "0–3",
-           "tokens_spent": 1200, "steps_spent": 3, "wall_clock_ms": 4500, "pending_count": 1,
-           "last_error": "boom", "model_versions": '["m-1", "m-2"]',
-           "last_at": pd.Timestamp("2026-03-05 14:00:33.5")}  # fmt: skip
-    row.update(overrides)
-    return pd.DataFrame([row])
+def _run(run_id: str = "r-1", tokens: int = 1200, **overrides: Any) -> Run:
+    fields: dict[str, Any] = dict(
+        run_id=run_id, agent="desk", status="failed", status_reason="an error", first_step=0,
+        last_step=3, checkpoint_count=4, first_at=datetime(2026, 3, 5, 14, 0),
+        last_at=datetime(2026, 3, 5, 14, 0, 33, 500_000),
+        budgets=Budgets(tokens, 3, 4500), limits={}, model_versions=["m-1", "m-2"],
+        schema_versions=[1], last_error="boom", pending_count=1,
+    )  # fmt: skip
+    fields.update(overrides)
+    return Run(**fields)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +55,7 @@ def test_run_ids_are_quoted_in_links_and_escaped_in_text() -> None:
 
 
 def test_the_table_has_one_line_per_run_with_badges_and_readable_values() -> None:
-    text = run_list.runs_markdown(_frame(), "timeline")
+    text = run_list.runs_markdown([_run()], "timeline")
     header, align, line = text.splitlines()
     assert header.startswith("| Run | Status |") and align.startswith("|---|")
     assert ":red-badge[:material/error: failed]" in line
@@ -58,13 +63,16 @@ def test_the_table_has_one_line_per_run_with_badges_and_readable_values() -> Non
     assert "2026-03-05 14&#58;00&#58;33" in line
 
 
-def test_orders_are_stable_and_the_default_keeps_the_store_order() -> None:
-    frame = pd.DataFrame({"run_id": ["b", "a", "c"], "tokens_spent": [5, 9, 5]})
-    default = next(iter(run_list.ORDERS))
-    assert list(run_list.ordered(frame, default)["run_id"]) == ["b", "a", "c"]
-    by_tokens = run_list.ordered(frame, "Tokens spent, most first")
-    assert list(by_tokens["run_id"]) == ["a", "b", "c"]
-    assert list(run_list.ordered(frame, "Run id")["run_id"]) == ["a", "b", "c"]
+def test_orders_are_stable_and_the_default_keeps_the_given_order() -> None:
+    runs = [_run("b", 5), _run("a", 9, last_at=None), _run("c", 5)]
+
+    def ids(order: str) -> list[str]:
+        return [r.run_id for r in run_list.ordered(runs, order)]
+
+    assert ids(next(iter(run_list.ORDERS))) == ["b", "a", "c"]
+    assert ids("Tokens spent, most first") == ["a", "b", "c"]
+    assert ids("Run id") == ["a", "b", "c"]
+    assert ids("Last checkpoint, newest first") == ["b", "c", "a"]  # no time: last
     assert [run_list.page_count(n) for n in (0, 1, 50, 51, 120)] == [1, 1, 1, 2, 3]
 
 

@@ -47,10 +47,11 @@ def test_warm_leaves_a_missing_store_to_the_page(
     assert at.error and "none.duckdb" in at.error[0].value
 
 
-def test_the_first_page_imports_no_diff_code() -> None:
-    """The Runs page's modules leave DeepDiff and the other pages to be imported later (the
-    app's start competes with the browser for the CPU), and pages_data's lazy names all
-    resolve. In a fresh interpreter: the test process has imported everything already."""
+def test_the_first_page_imports_no_diff_code_and_no_pandas(sample_store: Path) -> None:
+    """The Runs page's modules and reads leave pandas, DeepDiff and the other pages to be
+    imported later (the app's start competes with the browser for the CPU), and pages_data's
+    lazy names all resolve. In a fresh interpreter: the test process has imported everything
+    already."""
     import json
     import subprocess
 
@@ -60,19 +61,24 @@ def test_the_first_page_imports_no_diff_code() -> None:
         "import json, sys\n"
         "import debugger.ui.runs\n"
         "from debugger import pages_data\n"
-        "pages_data.status_counts\n"
+        "debugger.ui.runs.warm(sys.argv[1])\n"
         "print(json.dumps(sorted(m for m in sys.modules\n"
-        "    if m.split('.')[0] in ('deepdiff', 'pydantic') or m.startswith('debugger.ui.')\n"
-        "    or m == 'debugger.replay.engine')))\n"
+        "    if m.split('.')[0] in ('deepdiff', 'pydantic', 'pandas')\n"
+        "    or m.startswith('debugger.ui.') or m == 'debugger.replay.engine')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(sample_store)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded == [
         "debugger.ui.common",
         "debugger.ui.run_list",
         "debugger.ui.runs",
-        "debugger.ui.widgets",
+        "debugger.ui.status",
     ]
     for name in pages_data.__all__:
         assert getattr(pages_data, name) is not None
