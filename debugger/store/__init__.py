@@ -25,12 +25,23 @@ from debugger.settings import DEFAULT_STORE, default_store_path
 from debugger.store import reads
 from debugger.store.connections import no_progress_bar
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
-from debugger.store.session import ImportSession, strip_credentials
 
 if TYPE_CHECKING:
     import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
 
+    from debugger.store.session import ImportSession, strip_credentials
+
 __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
+
+
+def __getattr__(name: str) -> Any:
+    """The import session on first use: it needs numpy and pyarrow (~0.1 s of imports),
+    which the app's pages, reading a store, never use."""
+    if name in ("ImportSession", "strip_credentials"):
+        from debugger.store import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module 'debugger.store' has no attribute {name!r}")
 
 
 DUCKDB_MAGIC = b"DUCK"
@@ -174,6 +185,8 @@ class Store:
         """A session that ingests batches of one source; see :class:`ImportSession`."""
         if self.read_only:
             raise StoreError("the store is open read-only", "open it without read_only")
+        from debugger.store.session import ImportSession
+
         session = ImportSession(self.con, kind, flavour, location)
         try:
             yield session

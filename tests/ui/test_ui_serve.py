@@ -47,11 +47,11 @@ def test_warm_leaves_a_missing_store_to_the_page(
     assert at.error and "none.duckdb" in at.error[0].value
 
 
-def test_the_first_page_imports_no_diff_code_and_no_pandas(sample_store: Path) -> None:
-    """The Runs page's modules and reads leave pandas, DeepDiff and the other pages to be
-    imported later (the app's start competes with the browser for the CPU), and pages_data's
-    lazy names all resolve. In a fresh interpreter: the test process has imported everything
-    already."""
+def test_the_first_page_imports_no_diff_code_and_no_dataframes(sample_store: Path) -> None:
+    """The Runs page's modules and reads leave pandas, numpy, pyarrow, DeepDiff and the other
+    pages to be imported later (the app's start competes with the browser for the CPU), and
+    pages_data's lazy names all resolve. In a fresh interpreter: the test process has
+    imported everything already."""
     import json
     import subprocess
 
@@ -63,7 +63,7 @@ def test_the_first_page_imports_no_diff_code_and_no_pandas(sample_store: Path) -
         "from debugger import pages_data\n"
         "debugger.ui.runs.warm(sys.argv[1])\n"
         "print(json.dumps(sorted(m for m in sys.modules\n"
-        "    if m.split('.')[0] in ('deepdiff', 'pydantic', 'pandas')\n"
+        "    if m.split('.')[0] in ('deepdiff', 'pydantic', 'pandas', 'numpy', 'pyarrow')\n"
         "    or m.startswith('debugger.ui.') or m == 'debugger.replay.engine')))\n"
     )
     out = subprocess.run(
