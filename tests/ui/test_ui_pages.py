@@ -21,7 +21,7 @@ def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> No
     deploy = next(r for r in rows if r["run_id"] == DEPLOY)
     assert "refund-script-2026.03.2" in deploy["Model versions"]
     page = texts(at)
-    assert "Needs attention" in page and "crashed 2" in page and "parked 1" in page
+    assert "Needs attention" in page and "crashed **2**" in page and "parked **1**" in page
 
 
 def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
