@@ -96,7 +96,21 @@ def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(app_url:
             page = browser.new_page(viewport={"width": 1400, "height": 1500})
             page.goto(app_url, wait_until="domcontentloaded")
             page.get_by_text("Needs attention").wait_for(timeout=30_000)
-            page.get_by_role("link", name=f"{CRASHED}", exact=False).first.click()
+            # the filters' popover: pick a status, the list and the button's label follow
+            page.get_by_role("button", name="Filters").click()
+            page.locator('[data-testid="stMultiSelect"]').first.click()
+            page.get_by_role("option", name="crashed").click()
+            page.keyboard.press("Escape")
+            page.get_by_role("button", name="Filters (1)").wait_for(timeout=15_000)
+            rows = page.locator('[data-testid="stMarkdownContainer"] table tbody tr')
+            page.wait_for_function(
+                "() => document.querySelectorAll("
+                "'[data-testid=\"stMarkdownContainer\"] table tbody tr').length === 2",
+                timeout=15_000,
+            )
+            assert CRASHED in " ".join(rows.all_inner_texts())
+            # the run's id in the list is a link to its Timeline
+            page.locator("table").get_by_role("link", name=CRASHED).click()
             heading = page.get_by_role("heading", name="Step 6")
             heading.wait_for(timeout=30_000)
             assert f"run={CRASHED}" in page.url
