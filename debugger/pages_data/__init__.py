@@ -21,7 +21,8 @@ if TYPE_CHECKING:
         ATTENTION,
         audit_findings,
         findings_by_step,
-        runs_listed,
+        needing_attention,
+        runs_page,
         status_counts,
     )
     from debugger.pages_data.step import (
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 _HOME = {
     "diff_view": "diffview",
     **dict.fromkeys(
-        ("ATTENTION", "audit_findings", "findings_by_step", "runs_listed",
+        ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention", "runs_page",
          "status_counts"), "runs"),
     **dict.fromkeys(
         ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
@@ -75,9 +76,10 @@ __all__ = [
     "diff_view",
     "find_ref",
     "findings_by_step",
+    "needing_attention",
     "preview",
     "previous_ref",
-    "runs_listed",
+    "runs_page",
     "status_counts",
     "step_refs",
     "step_view",

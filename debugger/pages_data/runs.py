@@ -3,41 +3,58 @@ step for the Timeline."""
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from debugger.audit import audit_run
 from debugger.model import RUN_STATUSES, Run
 from debugger.store import Store
+from debugger.store.reads import RunPage
 
 ATTENTION = ("failed", "crashed", "parked", "budget_exhausted")
 """Statuses the Runs page makes stand out."""
 
 
-def runs_listed(
+def runs_page(
     store: Store,
     status: str | None = None,
     agent: str | None = None,
     text: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
-) -> list[Run]:
-    """Runs for the Runs page: the store's filters plus an upper time bound on the last
-    checkpoint; runs needing attention (:data:`ATTENTION`) first, then newest first.
+    order: str = "attention",
+    page: int = 0,
+    page_rows: int = 50,
+) -> RunPage:
+    """One page of the Runs page's list: the store's filters plus an upper time bound on
+    the last checkpoint, in one of ``reads.RUN_ORDERS`` (``attention``: runs needing
+    attention, :data:`ATTENTION`, first; then newest first), with the matching runs'
+    counts per status.
 
     Records, not a DataFrame: the Runs page is the first page, and pandas alone is ~0.4 s
     of imports that the server would otherwise pay while the browser loads the front end.
+    Ordered and cut in SQL: only the page's runs become records.
     """
-    runs = store.run_records(status=status, agent=agent, text=text, since=since)
-    if until is not None:
-        runs = [r for r in runs if r.last_at is None or r.last_at <= until]
-    return sorted(runs, key=lambda r: r.status not in ATTENTION)  # stable: newest first
+    return store.run_page(
+        status=status, agent=agent, text=text, since=since, until=until, order=order,
+        offset=page * page_rows, limit=page_rows,
+    )  # fmt: skip
 
 
-def status_counts(runs: list[Run]) -> dict[str, int]:
-    """Number of runs per status (every status, zero included), of ``store.run_records()``."""
-    counts = Counter(r.status for r in runs)
+def needing_attention(store: Store, limit: int, **filters: datetime | str | None) -> list[Run]:
+    """The newest runs needing attention among those matching ``filters`` (at most
+    ``limit``: the page links each one)."""
+    wanted = filters.get("status")
+    statuses = [s for s in ATTENTION if not wanted or s in str(wanted).split(",")]
+    if not statuses:
+        return []
+    return store.run_page(**{**filters, "status": ",".join(statuses)}, order="newest",
+                          limit=limit).runs  # fmt: skip
+
+
+def status_counts(store: Store) -> dict[str, int]:
+    """Number of runs per status in the whole store (every status, zero included)."""
+    counts = store.run_page(limit=0).by_status
     return {s: counts.get(s, 0) for s in RUN_STATUSES}
 
 

@@ -212,6 +212,16 @@ class Store:
         """Runs as :class:`Run` records (same filters as :meth:`runs`)."""
         return reads.run_records(self.con, status, **filters)
 
+    def run_page(self, **query: Any) -> reads.RunPage:
+        """A page of runs, filtered (as :meth:`runs`, plus ``until``), ordered (``order``:
+        a key of ``reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
+        matching runs' counts per status. For lists too long to build whole."""
+        return reads.run_page(self.con, **query)
+
+    def run_agents(self) -> list[str]:
+        """Every agent name in the store, sorted."""
+        return reads.run_agents(self.con)
+
     def run(self, run_id: str) -> Run:
         """One run's derived record."""
         return reads.run(self.con, run_id)

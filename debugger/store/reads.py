@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -263,6 +264,72 @@ def run_records(
         params,
     ).fetchall()
     return [_run_from_row(r) for r in rows]
+
+
+RUN_ORDERS = {
+    "attention": "(status IN ('failed', 'crashed', 'parked', 'budget_exhausted')) DESC, ",
+    "newest": "",
+    "tokens": "tokens_spent DESC, ",
+    "wall_clock": "wall_clock_ms DESC, ",
+    "run_id": "run_id, ",
+}
+"""Orders of :func:`run_page`: what comes first, then the newest (ties by run id)."""
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One page of the runs matching some filters, with the counts over all of them."""
+
+    runs: list[Run]
+    """The page's runs, in the asked order."""
+    total: int
+    """Runs matching the filters."""
+    by_status: dict[str, int]
+    """Runs matching the filters, per status."""
+
+
+def run_page(
+    con: duckdb.DuckDBPyConnection,
+    status: str | None = None,
+    agent: str | None = None,
+    text: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    order: str = "attention",
+    offset: int = 0,
+    limit: int = 50,
+) -> RunPage:
+    """A page of runs ordered and cut in SQL: only the page's runs become records.
+
+    Building a :class:`Run` costs ~20 us (its JSON columns are parsed); a 10,000-run store
+    took 0.2 s to list whole, against a few ms for a page.
+    """
+    where, params = _run_filters(status, agent, text, since)
+    if until is not None:
+        where += (" AND " if where else "WHERE ") + "(last_at IS NULL OR last_at <= ?)"
+        params = [*params, until]
+    source = f"(SELECT * FROM {runs_now()} {where})"
+    by_status = {
+        str(s): int(n)
+        for s, n in con.execute(
+            f"SELECT status, count(*) FROM {source} GROUP BY status", params
+        ).fetchall()
+    }
+    first = RUN_ORDERS[order]
+    rows = con.execute(
+        f"SELECT {_RUN_COLS} FROM {source} "
+        f"ORDER BY {first}last_at DESC NULLS LAST, run_id LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    ).fetchall()
+    return RunPage([_run_from_row(r) for r in rows], sum(by_status.values()), by_status)
+
+
+def run_agents(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every agent name, sorted."""
+    rows = con.execute(
+        f"SELECT DISTINCT agent FROM {runs_now()} WHERE agent IS NOT NULL ORDER BY agent"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def _run_filters(

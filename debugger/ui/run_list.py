@@ -6,7 +6,7 @@ page then completed 0.8 s later than with this table (alternated starts, medians
 A Markdown table costs the browser nothing it has not loaded already, and its run ids are
 real links: a person can open a run in a new tab, copy its address into an incident channel,
 or follow it with the keyboard. Ordering and paging, which the grid did on its own, are
-done here; status badges take the place of the grid's tinted rows.
+done by the store in SQL; status badges take the place of the grid's tinted rows.
 
 No Streamlit import: what this builds is plain text (tested without a server).
 """
@@ -14,7 +14,6 @@ No Streamlit import: what this builds is plain text (tested without a server).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from datetime import datetime
 from html import escape
 from typing import Any
@@ -30,19 +29,15 @@ ERROR_CHARS = 70
 """Characters of a run's last error shown in the list (the Timeline shows all of it)."""
 
 
-def _newest(r: Run) -> float:
-    return -r.last_at.timestamp() if r.last_at is not None else math.inf
-
-
-ORDERS: dict[str, Callable[[Run], Any] | None] = {
-    "Needing attention first": None,
-    "Last checkpoint, newest first": _newest,
-    "Tokens spent, most first": lambda r: -r.budgets.tokens_spent,
-    "Wall clock, longest first": lambda r: -r.budgets.wall_clock_ms,
-    "Run id": lambda r: r.run_id,
+ORDERS: dict[str, str] = {
+    "Needing attention first": "attention",
+    "Last checkpoint, newest first": "newest",
+    "Tokens spent, most first": "tokens",
+    "Wall clock, longest first": "wall_clock",
+    "Run id": "run_id",
 }
-"""The list's orders: label -> sort key; None keeps the page data's order, in which runs
-needing attention come first (``pages_data.runs_listed``)."""
+"""The list's orders: label -> the store's order key (``reads.RUN_ORDERS``); ties go
+newest first. The store orders and pages in SQL (``Store.run_page``)."""
 
 _MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&")
 """Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
@@ -71,12 +66,6 @@ def run_link(run_id: str, page_url: str) -> str:
 
 def _when(value: datetime | None) -> str:
     return md_text(value.strftime("%Y-%m-%d %H:%M:%S")) if value is not None else ""
-
-
-def ordered(runs: list[Run], order: str) -> list[Run]:
-    """The runs in one of :data:`ORDERS` (stable: ties keep the given order)."""
-    key = ORDERS.get(order)
-    return runs if key is None else sorted(runs, key=key)
 
 
 def page_count(rows: int) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import closing
 from datetime import datetime, time
+from typing import Any
 
 import streamlit as st
 
@@ -21,6 +22,8 @@ from debugger.ui.status import STATUS_ICONS, count_badge
 TITLE, ICON, URL = page_labels(__name__)
 
 DEFAULT_ORDER = next(iter(run_list.ORDERS))
+ATTENTION_LINKS = 20
+"""Runs linked under "Needs attention" at most (the newest)."""
 URL_OF_TIMELINE = next(p.url for p in PAGES if p.module == "timeline")
 """The Timeline's address, relative to the app's: links stay right under a
 ``server.baseUrlPath``."""
@@ -40,7 +43,7 @@ def _active_filters() -> int:
     )
 
 
-def _filters(agents: list[str]) -> dict[str, object]:
+def _filters(agents: list[str]) -> dict[str, Any]:
     """The filters' values, read from the session before their widgets are drawn.
 
     The page draws its table before the filters above it (see :func:`page`), so the values
@@ -83,7 +86,7 @@ def _order_note(order: str) -> str:
     return "" if order == DEFAULT_ORDER else f"Ordered: {order.lower()}. "
 
 
-def _described(filters: dict[str, object]) -> str:
+def _described(filters: dict[str, Any]) -> str:
     """The active filters in words, for the caption (they are hidden in the popover)."""
     parts = []
     if filters["status"]:
@@ -112,38 +115,44 @@ def page() -> None:
     store = get_store()
     if store is None:
         return
-    everything = guarded(store.run_records)
-    if everything is None:
+    agents = guarded(store.run_agents)
+    counts = guarded(pages_data.status_counts, store)
+    if agents is None or counts is None:
         return
-    agents = sorted({r.agent for r in everything if r.agent})
     filters = _filters(agents)
-    runs = guarded(pages_data.runs_listed, store, **filters)
-    if runs is None:
-        return
-    order = st.session_state.get("runs_order") or DEFAULT_ORDER
-    runs = run_list.ordered(runs, order if order in run_list.ORDERS else DEFAULT_ORDER)
-    pages = run_list.page_count(len(runs))
+    label = st.session_state.get("runs_order") or DEFAULT_ORDER
+    label = label if label in run_list.ORDERS else DEFAULT_ORDER
     # a new filter or order starts again at the first page
-    wanted = (tuple(sorted((k, str(v)) for k, v in filters.items())), order)
+    wanted = (tuple(sorted((k, str(v)) for k, v in filters.items())), label)
     if st.session_state.get("_runs_view") != wanted:
         st.session_state["_runs_view"] = wanted
         st.session_state["runs_page"] = 0
-    at = min(int(st.session_state.get("runs_page", 0)), pages - 1)
-    shown = runs[at * run_list.PAGE_ROWS : (at + 1) * run_list.PAGE_ROWS]
-    _summary(pages_data.status_counts(everything))
+    at = int(st.session_state.get("runs_page", 0))
+    order = run_list.ORDERS[label]
+    found = guarded(pages_data.runs_page, store, **filters, order=order, page=at,
+                    page_rows=run_list.PAGE_ROWS)  # fmt: skip
+    if found is None:
+        return
+    pages = run_list.page_count(found.total)
+    if at >= pages:  # fewer runs than when the page was chosen (a reload)
+        at = st.session_state["runs_page"] = pages - 1
+        found = pages_data.runs_page(store, **filters, order=order, page=at,
+                                     page_rows=run_list.PAGE_ROWS)  # fmt: skip
+    _summary(counts)
     _filter_widgets(agents)
-    needing = [r for r in runs if r.status in pages_data.ATTENTION]
+    attention = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
     st.caption(
-        f"{len(runs)} runs ({len(needing)} need attention) in {store.path}. "
-        f"{_described(filters)}{_order_note(order)}Open a run by its id."
+        f"{found.total} runs ({attention} need attention) in {store.path}. "
+        f"{_described(filters)}{_order_note(label)}Open a run by its id."
     )
-    if not shown:
+    if not found.runs:
         st.info("No run matches these filters.", icon=":material/filter_alt_off:")
     else:
-        st.markdown(run_list.runs_markdown(shown, URL_OF_TIMELINE), unsafe_allow_html=True)
+        st.markdown(run_list.runs_markdown(found.runs, URL_OF_TIMELINE), unsafe_allow_html=True)
     if pages > 1:
-        _pager(at, pages, len(runs))
-    _links(needing)
+        _pager(at, pages, found.total)
+    if attention:
+        _links(pages_data.needing_attention(store, ATTENTION_LINKS, **filters), attention)
 
 
 def _pager(at: int, pages: int, total: int) -> None:
@@ -171,16 +180,15 @@ def warm(path: str) -> None:
         StoreError: the store cannot be opened.
     """
     with closing(warm_store(path)) as store:
-        everything = store.run_records()
-        pages_data.status_counts(everything)
-        runs = pages_data.runs_listed(store)
-        run_list.runs_markdown(run_list.ordered(runs, DEFAULT_ORDER), URL_OF_TIMELINE)
+        store.run_agents()
+        pages_data.status_counts(store)
+        found = pages_data.runs_page(store)
+        run_list.runs_markdown(found.runs, URL_OF_TIMELINE)
+        pages_data.needing_attention(store, ATTENTION_LINKS)
 
 
-def _links(needing: list[Run]) -> None:
+def _links(needing: list[Run], total: int) -> None:
     # plain links too: keyboard users and the browser test can follow them
-    if not needing:
-        return
     st.subheader("Needs attention")
     for run in needing:
         st.page_link(
@@ -188,4 +196,9 @@ def _links(needing: list[Run]) -> None:
             label=f"{run.run_id} — {run.status.replace('_', ' ')}: {run.status_reason}",
             icon=f":material/{STATUS_ICONS.get(run.status, 'help')}:",
             query_params={"run": run.run_id},
+        )
+    if total > len(needing):
+        st.caption(
+            f"The newest {len(needing)} of {total}: choose a status under Filters to list "
+            "the others."
         )
