@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         audit_findings,
         findings_by_step,
         needing_attention,
-        runs_page,
         status_counts,
     )
     from debugger.pages_data.step import (
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
 _HOME = {
     "diff_view": "diffview",
     **dict.fromkeys(
-        ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention", "runs_page",
+        ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention",
          "status_counts"), "runs"),
     **dict.fromkeys(
         ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
@@ -79,7 +78,6 @@ __all__ = [
     "needing_attention",
     "preview",
     "previous_ref",
-    "runs_page",
     "status_counts",
     "step_refs",
     "step_view",

@@ -9,36 +9,9 @@ from typing import Any
 from debugger.audit import audit_run
 from debugger.model import RUN_STATUSES, Run
 from debugger.store import Store
-from debugger.store.reads import RunPage
 
 ATTENTION = ("failed", "crashed", "parked", "budget_exhausted")
 """Statuses the Runs page makes stand out."""
-
-
-def runs_page(
-    store: Store,
-    status: str | None = None,
-    agent: str | None = None,
-    text: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    order: str = "attention",
-    page: int = 0,
-    page_rows: int = 50,
-) -> RunPage:
-    """One page of the Runs page's list: the store's filters plus an upper time bound on
-    the last checkpoint, in one of ``reads.RUN_ORDERS`` (``attention``: runs needing
-    attention, :data:`ATTENTION`, first; then newest first), with the matching runs'
-    counts per status.
-
-    Records, not a DataFrame: the Runs page is the first page, and pandas alone is ~0.4 s
-    of imports that the server would otherwise pay while the browser loads the front end.
-    Ordered and cut in SQL: only the page's runs become records.
-    """
-    return store.run_page(
-        status=status, agent=agent, text=text, since=since, until=until, order=order,
-        offset=page * page_rows, limit=page_rows,
-    )  # fmt: skip
 
 
 def needing_attention(store: Store, limit: int, **filters: datetime | str | None) -> list[Run]:
