@@ -20,6 +20,8 @@ RUN_STATUSES: tuple[RunStatus, ...] = (
     "budget_exhausted",
     "in_progress",
 )
+ATTENTION_STATUSES: tuple[RunStatus, ...] = ("failed", "crashed", "parked", "budget_exhausted")
+"""Statuses that need a person's attention (the Runs page puts them first)."""
 EffectStatus = Literal["pending", "committed", "failed", "unknown"]
 EFFECT_STATUSES: tuple[EffectStatus, ...] = ("pending", "committed", "failed", "unknown")
 CallKind = Literal["tool", "model"]

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from debugger.audit import audit_run
-from debugger.model import RUN_STATUSES, Run
+from debugger.model import ATTENTION_STATUSES, RUN_STATUSES, Run
 from debugger.store import Store
 
-ATTENTION = ("failed", "crashed", "parked", "budget_exhausted")
+ATTENTION = ATTENTION_STATUSES
 """Statuses the Runs page makes stand out."""
 
 

@@ -43,43 +43,33 @@ def _active_filters() -> int:
     )
 
 
-def _filters(agents: list[str]) -> dict[str, Any]:
-    """The filters' values, read from the session before their widgets are drawn.
-
-    The page draws its table before the filters above it (see :func:`page`), so the values
-    come from the widgets' keys: what the person set, or nothing on the first run.
-    """
-    state = st.session_state
-    statuses = [s for s in state.get("runs_status") or [] if s in RUN_STATUSES]
-    agent = state.get("runs_agent")
-    text = state.get("runs_text") or None
-    dates = state.get("runs_dates") or ()
+def _filters(agents: list[str]) -> tuple[dict[str, Any], str]:
+    """Draw the search box and the filters' popover; return the filters and the order's
+    label."""
+    # Status, agent, dates and order sit in a popover: its widgets are drawn only when it
+    # opens, so the page does not wait for the front end's select and date-picker code
+    # (measured: the first page drew ~0.45 s sooner in Chromium, see benchmarks/README.md).
+    search, more = st.columns([4, 1], vertical_alignment="bottom")
+    text = search.text_input("Search", key="runs_text", placeholder="run id, agent, error")
+    active = _active_filters()  # the label comes before the widgets that set it
+    label = f"Filters ({active})" if active else "Filters"
+    with more.popover(label, icon=":material/filter_list:", width="stretch"):
+        statuses = st.multiselect("Status", RUN_STATUSES, key="runs_status")
+        agent = st.selectbox("Agent", ["(any)", *agents], key="runs_agent")
+        dates = st.date_input("Last checkpoint between", value=[], key="runs_dates")
+        order = st.selectbox("Order", list(run_list.ORDERS), key="runs_order")
     since = until = None
     if isinstance(dates, tuple | list) and len(dates) >= 1:
         since = datetime.combine(dates[0], time.min)
         until = datetime.combine(dates[-1], time.max)
-    return {
+    filters = {
         "status": ",".join(statuses) or None,
-        "agent": agent if agent in agents else None,
-        "text": text,
+        "agent": None if agent == "(any)" else agent,
+        "text": text or None,
         "since": since,
         "until": until,
     }
-
-
-def _filter_widgets(agents: list[str]) -> None:
-    # Status, agent and dates sit in a popover: its widgets are drawn only when it opens,
-    # so the page does not wait for the front end's select and date-picker code
-    # (measured: the first page drew ~0.45 s sooner in Chromium, see docs/app.md).
-    search, more = st.columns([4, 1], vertical_alignment="bottom")
-    search.text_input("Search", key="runs_text", placeholder="run id, agent, error")
-    active = _active_filters()
-    label = f"Filters ({active})" if active else "Filters"
-    with more.popover(label, icon=":material/filter_list:", width="stretch"):
-        st.multiselect("Status", RUN_STATUSES, key="runs_status")
-        st.selectbox("Agent", ["(any)", *agents], key="runs_agent")
-        st.date_input("Last checkpoint between", value=[], key="runs_dates")
-        st.selectbox("Order", list(run_list.ORDERS), key="runs_order")
+    return filters, order or DEFAULT_ORDER
 
 
 def _order_note(order: str) -> str:
@@ -119,9 +109,8 @@ def page() -> None:
     counts = guarded(pages_data.status_counts, store)
     if agents is None or counts is None:
         return
-    filters = _filters(agents)
-    label = st.session_state.get("runs_order") or DEFAULT_ORDER
-    label = label if label in run_list.ORDERS else DEFAULT_ORDER
+    _summary(counts)
+    filters, label = _filters(agents)
     # a new filter or order starts again at the first page
     wanted = (tuple(sorted((k, str(v)) for k, v in filters.items())), label)
     if st.session_state.get("_runs_view") != wanted:
@@ -140,8 +129,6 @@ def page() -> None:
     if at >= pages:  # fewer runs than when the page was chosen (a reload)
         at = st.session_state["runs_page"] = pages - 1
         found = store.run_page(**filters, order=order, offset=at * rows, limit=rows)
-    _summary(counts)
-    _filter_widgets(agents)
     attention = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
     st.caption(
         f"{found.total} runs ({attention} need attention) in {store.path}. "

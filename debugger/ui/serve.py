@@ -26,7 +26,7 @@ ENTRY = Path(__file__).with_name("entry.py")
 """The Streamlit entry script (shipped inside the package, so it works when installed)."""
 
 WARM_MODULES = ("streamlit.material_icon_names",)  # the pages' :material/...: icons
-"""Imported by the first script run besides the Runs page (and pandas, DuckDB, the store)."""
+"""Imported by the first script run besides the Runs page (DuckDB, the store)."""
 
 OTHER_PAGES_AFTER_S = 5.0
 """How long after the first page's warm-up the other pages' modules are imported."""

@@ -57,3 +57,8 @@ def test_filters_and_counts(sample: Store) -> None:
     early = sample.run_page(until=cut, limit=100).runs
     assert early and all(r.last_at is None or r.last_at <= cut for r in early)
     assert sample.run_agents() == sorted({r.agent for r in sample.run_records() if r.agent})
+
+
+def test_an_unknown_order_is_one_clear_error(sample: Store) -> None:
+    with pytest.raises(ValueError, match="unknown order 'fastest': use one of attention"):
+        sample.run_page(order="fastest")
