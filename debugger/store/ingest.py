@@ -367,8 +367,8 @@ def _stage(
     """
     if prestaged is None:
         types = staged_types(con)
-        with state_hash.registered(con):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
+        # state_hash() is there: the import session registers it for the whole database
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
     else:
         types = prestaged.types
         con.register("_v", prestaged.rows)
@@ -552,7 +552,8 @@ def ingest_batch(
     The caller has registered ``_raw`` (the source batch, with ``_pos``: each row's place in
     the import) and created ``_staged`` (its canonical projection); this runs in the
     caller's transaction. ``prestaged`` is the batch's ``_v`` when it was computed on
-    another connection (the same rows :func:`stage_sql` gives here).
+    another connection (the same rows :func:`stage_sql` gives here); without it, the
+    database must have ``state_hash()`` (the import session registers it).
 
     Returns:
         The batch's counts and its quarantine reasons.

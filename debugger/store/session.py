@@ -128,6 +128,7 @@ class ImportSession:
         self._open = False
         self._uncommitted_bytes = 0
         self._stager: duckdb.DuckDBPyConnection | None = None
+        self._owns_hash = False
         row = con.execute(
             "SELECT coalesce(max(ckpt_key), 0), count(*) FROM checkpoint_rows"
         ).fetchone()
@@ -150,6 +151,7 @@ class ImportSession:
             con.execute(f"SET {name} = '{value}'")
         for table in TABLE_COLUMNS:
             con.execute(f"DROP TABLE IF EXISTS _occ_{table}")
+        self._stager = self._staging_connection()
 
     def add(
         self,
@@ -188,7 +190,8 @@ class ImportSession:
         """Give a batch its places in the import and, for checkpoints, validate and hash it.
 
         The validation pass (:func:`debugger.store.ingest.stage_sql`) needs nothing from the
-        store, so it runs on a connection of its own, an in-memory DuckDB: an import calls
+        store's tables, so it runs on a connection of its own (a cursor: see
+        :meth:`_staging_connection`): an import calls
         this on a thread for the next batch while the store's connection inserts the
         current one, whose write runs mostly on one core (measured: 200,000 2 KB states
         took 1.9 s to validate and hash on both cores, then 1.8 s to insert). Batches must
@@ -211,12 +214,23 @@ class ImportSession:
         return StagedBatch(table, sliced, select_sql, Prestaged(rows, types))
 
     def _staging_connection(self) -> duckdb.DuckDBPyConnection:
+        """The connection :meth:`stage` runs on: a cursor of the store's database.
+
+        A database of its own took 30-40 ms to create (holding the GIL, so it could not
+        overlap with the reader), on the way of every import's first batch. A cursor has
+        its own temporary views and settings and shares the database's threads; it only
+        reads the batches registered on it. The hash function it lends SQL belongs to the
+        whole database: it is registered here, when the session starts, because a function
+        registered while the import's transaction is open on the store's connection aborts
+        that transaction. ``restore_settings`` removes it and closes the cursor.
+        """
         if self._stager is None:
-            self._stager = duckdb.connect()
-            no_progress_bar(self._stager)
+            stager = self.con.cursor()
+            no_progress_bar(stager)
             # the store's session time zone, so timestamps are read the same way
-            self._stager.execute("SET TimeZone = 'UTC'")
-            state_hash.register(self._stager)  # closed with the session
+            stager.execute("SET TimeZone = 'UTC'")
+            self._owns_hash = state_hash.register_once(stager)
+            self._stager = stager
         return self._stager
 
     def add_staged(self, batch: StagedBatch, derive_parents: bool = False) -> TableCounts:
@@ -315,6 +329,9 @@ class ImportSession:
         (idempotent; also run when it fails)."""
         settings, self._settings = self._settings, {}
         if self._stager is not None:
+            if self._owns_hash:
+                with contextlib.suppress(duckdb.Error):
+                    self._stager.remove_function(state_hash.SQL_NAME)
             self._stager.close()
             self._stager = None
         for name, value in settings.items():

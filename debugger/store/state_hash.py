@@ -61,6 +61,19 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def register_once(con: duckdb.DuckDBPyConnection) -> bool:
+    """:func:`register`, unless the database has the function already; True if it did.
+
+    Only outside a transaction: a failed statement inside one aborts it. (Asking
+    ``duckdb_functions()`` instead took 17-34 ms.)
+    """
+    try:
+        register(con)
+    except duckdb.CatalogException:
+        return False
+    return True
+
+
 @contextmanager
 def registered(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Make ``state_hash(VARCHAR) -> VARCHAR`` callable in SQL on ``con`` within the block."""

@@ -85,7 +85,7 @@ def test_parents_chain_in_order_even_when_a_run_arrives_out_of_order(
 def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Checkpoints are validated and hashed on a separate in-memory DuckDB while the store
+    """Checkpoints are validated and hashed on a staging cursor while the store's connection
     inserts the batch before; the rows stored and quarantined are those of validating on the
     store's own connection, including timestamps with offsets and zone names."""
     import loaders.sqlite
