@@ -60,6 +60,55 @@ def test_migrations_are_recorded_one_row_each(tmp_path: Path) -> None:
     assert versions == list(range(1, len(versions) + 1))  # append-only, no gaps
 
 
+def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ...]]]:
+    """Every object of the store's schema as DuckDB writes it back (compression included)."""
+    db = "database_name = current_database()"
+    return {
+        what: con.execute(f"SELECT {cols} FROM duckdb_{what}() WHERE {db} ORDER BY 1").fetchall()
+        for what, cols in [
+            ("tables", "table_name, sql"),
+            ("views", "view_name, sql"),
+            ("indexes", "index_name, sql"),
+            ("sequences", "sequence_name, start_value, increment_by"),
+        ]
+    } | {
+        "migrations": con.execute(
+            "SELECT version, name FROM store_migrations ORDER BY 1"
+        ).fetchall()
+    }
+
+
+def test_a_new_store_built_at_once_equals_one_migrated_step_by_step(tmp_path: Path) -> None:
+    """A new store gets its schema in one step (FRESH_SCHEMA); it must be exactly what
+    running every migration on an empty file gives."""
+    _store_at(tmp_path / "stepwise.duckdb", schema.CURRENT_VERSION)
+    with Store.open(tmp_path / "fresh.duckdb") as fresh:
+        built = _catalog(fresh.con)
+    con = duckdb.connect(str(tmp_path / "stepwise.duckdb"), read_only=True)
+    stepwise = _catalog(con)
+    con.close()
+    assert built == stepwise
+    assert schema.FRESH_SCHEMA[0] <= schema.CURRENT_VERSION
+    assert [v for v, _ in built["migrations"]] == [m.version for m in schema.MIGRATIONS]
+
+
+def test_a_migration_after_the_fresh_schema_runs_on_a_new_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nxt = schema.CURRENT_VERSION + 1
+
+    def add_note(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("ALTER TABLE runs ADD COLUMN note VARCHAR")
+
+    monkeypatch.setattr(
+        schema, "MIGRATIONS", [*schema.MIGRATIONS, schema.StoreMigration(nxt, "note", add_note)]
+    )
+    monkeypatch.setattr("debugger.store.CURRENT_VERSION", nxt)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        assert store.schema_version() == nxt
+        assert "note" in [r[0] for r in store.con.execute("DESCRIBE runs").fetchall()]
+
+
 def _store_at(path: Path, version: int) -> None:
     """A store file as an older Stepscope left it: migrations up to ``version`` applied."""
     con = duckdb.connect(str(path))
