@@ -371,14 +371,24 @@ def _stage(
         con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
     else:
         types = prestaged.types
-        con.register("_v", prestaged.rows)
+        # copied once into a temp table: the statements below read _v six times, and each
+        # scan of a Python object waits for the GIL, which the reader's decoding holds
+        # (DuckDB threads block behind it for up to the 5 ms switch interval each time)
+        con.register("_v_arrow", prestaged.rows)
+        try:
+            con.execute("CREATE OR REPLACE TEMP TABLE _v AS SELECT * FROM _v_arrow")
+        finally:
+            con.unregister("_v_arrow")
     row = con.execute("SELECT count(*), count(_why) FROM _v").fetchone()
     assert row is not None
     return int(row[0]), int(row[1]), types
 
 
-def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
+def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> str:
     """Create ``_typed``: valid rows of ``_v``, each with its identity and occurrence number.
+
+    Returns the name to read them by: ``_typed``, or the view ``_typed_ids`` when every row
+    has an id of its own and no id is repeated (the rows are then ``_v``'s valid ones).
 
     A row without an id of its own is named after its content plus its occurrence: the
     same email really sent three times is three rows, and a re-import names them the same.
@@ -391,6 +401,16 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
     if not row or not row[0]:
         # every row has its id: no content names, no occurrences (the window that numbers
         # them carried each row's documents through a sort: 10 of 62 ms for 4,000 calls)
+        twice = con.execute(
+            "SELECT count(*) - count(DISTINCT (run_id, given_id)) FROM _v WHERE _why IS NULL"
+        ).fetchone()
+        if not (twice and twice[0]):
+            # a view: copying 4,000 calls with their documents into _typed took 8 ms
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW _typed_ids AS "
+                f"SELECT *, given_id AS {id_col}, 1 AS _dup FROM _v WHERE _why IS NULL"
+            )
+            return "_typed_ids"
         con.execute(
             f"""
             CREATE OR REPLACE TEMP TABLE _typed AS
@@ -398,7 +418,7 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
                    row_number() OVER (PARTITION BY run_id, given_id ORDER BY _key) AS _dup
             FROM _v WHERE _why IS NULL"""
         )
-        return
+        return "_typed"
     con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
     id_expr = (
         "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + row_number() OVER ("
@@ -425,10 +445,14 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> None:
             SELECT _content, count(*) FROM _typed WHERE given_id IS NULL GROUP BY _content
         ) GROUP BY _content"""
     )
+    return "_typed"
 
 
-def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) -> int:
-    """Insert the new rows of ``_typed`` into ``table``; returns how many.
+def _insert_other(
+    con: duckdb.DuckDBPyConnection, table: str, source_id: int, typed: str = "_typed"
+) -> int:
+    """Insert the new rows of ``typed`` (see :func:`_typed_with_ids`) into ``table``;
+    returns how many.
 
     The look-up of rows already stored runs only when one of the batch's runs has rows in
     ``table`` already (a first import of a source skips it).
@@ -436,7 +460,7 @@ def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) ->
     id_col = ID_COLUMN[table]
     cols = ", ".join(TABLE_COLUMNS[table])
     row = con.execute(
-        f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM _typed) b "
+        f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM {typed}) b "
         f"WHERE EXISTS (SELECT 1 FROM {TARGET[table]} x WHERE x.run_id = b.run_id)"
     ).fetchone()
     new = "_dup = 1"
@@ -445,10 +469,10 @@ def _insert_other(con: duckdb.DuckDBPyConnection, table: str, source_id: int) ->
             f" AND NOT EXISTS (SELECT 1 FROM {TARGET[table]} x "
             f"WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"
         )
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _new AS SELECT * FROM _typed t WHERE {new}")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _new AS SELECT * FROM {typed} t WHERE {new}")
         new, source = "true", "_new"
     else:
-        source = "_typed"
+        source = typed
     con.execute(f"INSERT INTO _touched SELECT DISTINCT run_id FROM {source} t WHERE {new}")
     inserted = con.execute(
         f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM {source} t WHERE {new}",
@@ -572,10 +596,7 @@ def ingest_batch(
     if table == "checkpoints":
         imported = _insert_checkpoints(con, source_id, types)
     else:
-        _typed_with_ids(con, table)
-        imported = _insert_other(con, table, source_id)
-    if prestaged is not None:
-        con.unregister("_v")
+        imported = _insert_other(con, table, source_id, _typed_with_ids(con, table))
     _drop_batch_tables(con)
     counts = TableCounts(
         read=read, imported=imported, already_present=valid - imported, quarantined=bad
@@ -585,6 +606,7 @@ def ingest_batch(
 
 def _drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
+    con.execute("DROP VIEW IF EXISTS _typed_ids")
     for name in ("_v", "_ins", "_bruns", "_typed", "_new"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 

@@ -15,6 +15,7 @@ import pytest
 import debugger
 from tests.fixtures.native import (
     COLUMNS,
+    TOOL_CALL_COLUMNS,
     WRITERS,
     effect_rows,
     native_rows,
@@ -181,6 +182,40 @@ def test_effects_recorded_twice_across_batches_stay_two_rows(tmp_path: Path) -> 
     assert again == {"read": 300, "imported": 0, "already_present": 300, "quarantined": 0}
     with debugger.open("stepscope.duckdb") as store:
         assert len(store.effects("run-0")) == 300
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_tool_calls_with_their_own_ids_are_each_stored_once(tmp_path: Path, repeat: bool) -> None:
+    """Calls that carry ids take the short way when no id repeats in the batch, and the
+    window that keeps the first copy when one does; both count every row once."""
+    # four calls a run, c-0..c-3 in each (an id is a run's own: run-1's c-0 is another call)
+    calls = [dict(c, call_id=f"c-{i % 4}") for i, c in enumerate(tool_call_rows(2, 2))]
+    if repeat:
+        calls.append(dict(calls[0], response=json.dumps({"ok": False})))  # same id, run-0
+    path = write_native_sqlite(tmp_path / "n.sqlite", native_rows(2, 2))
+    con = sqlite3.connect(path)
+    cols = [*TOOL_CALL_COLUMNS, "call_id"]
+    con.execute(f"CREATE TABLE tool_calls ({', '.join(cols)})")
+    con.executemany(
+        f"INSERT INTO tool_calls VALUES ({', '.join('?' for _ in cols)})",
+        [tuple(c.get(k) for k in cols) for c in calls],
+    )
+    con.commit()
+    con.close()
+    distinct = len({(c["run_id"], c["call_id"]) for c in calls})
+    n = len(calls)
+    first = stepscope_json("import", path)["tables"]["tool_calls"]
+    assert first == {"read": n, "imported": distinct, "already_present": n - distinct,
+                     "quarantined": 0}  # fmt: skip
+    again = stepscope_json("import", path)["tables"]["tool_calls"]
+    assert again == {"read": n, "imported": 0, "already_present": n, "quarantined": 0}
+    with debugger.open("stepscope.duckdb") as store:
+        stored = store.con.execute(
+            "SELECT run_id, call_id, response FROM tool_calls ORDER BY 1, 2"
+        ).fetchall()
+    assert len(stored) == distinct
+    kept = {(r, c): resp for r, c, resp in stored}
+    assert json.loads(kept[("run-0", "c-0")]) == json.loads(calls[0]["response"])  # the first
 
 
 def test_a_relative_glob_is_recorded_as_an_absolute_location(
