@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -277,6 +278,46 @@ def test_a_failed_import_leaves_the_connection_settings_as_they_were(tmp_path: P
             raise SourceError("the source broke part-way", "check it")
         after = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
     assert after == before
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_memory_is_handed_back_only_once_an_import_is_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, large: bool
+) -> None:
+    """The allocator's flush thresholds tighten once an import has read LARGE_IMPORT_BYTES
+    (a small import skips the page faults); either way they are put back after it."""
+    import loaders.sqlite
+    from debugger.store import session
+    from loaders import ImportOptions, import_source
+
+    monkeypatch.setattr(loaders.sqlite, "BATCH_BYTES", 20_000)  # several batches
+    if large:
+        monkeypatch.setattr(session, "LARGE_IMPORT_BYTES", 30_000)
+    source = write_native_sqlite(tmp_path / "n.sqlite", native_rows(4, 40))
+    query = "SELECT " + ", ".join(f"current_setting('{n}')" for n in session.LARGE_IMPORT_SETTINGS)
+    with Store.open(tmp_path / "s.duckdb") as store:
+        before = store.con.execute(query).fetchall()[0]
+        seen: list[tuple[str, ...]] = []
+
+        def progress(table: str, done: int, total: int | None) -> None:
+            seen.append(store.con.execute(query).fetchall()[0])
+
+        import_source(store, str(source), ImportOptions(progress=progress))
+        after = store.con.execute(query).fetchall()[0]
+    assert after == before
+    assert len(seen) > 2 and seen[0] == before  # the first batch is under it either way
+    tight = [_size(v) for v in session.LARGE_IMPORT_SETTINGS.values()]
+    assert ([_size(v) for v in seen[-1]] == tight) is large
+    assert (seen[-1] == before) is not large
+
+
+def _size(text: str) -> int:
+    """Bytes of a DuckDB size setting, in any of the forms it gives back ("32MB",
+    "61.0 MiB", "134217728B"), to a MiB's precision."""
+    number, unit = re.fullmatch(r"([0-9.]+)\s*([KMG]i?B|B)", text).groups()  # type: ignore[union-attr]
+    scale = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9,
+             "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]  # fmt: skip
+    return round(float(number) * scale / 2**20)
 
 
 def test_v3_rehashes_states_and_renames_content_named_checkpoints(
