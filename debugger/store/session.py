@@ -31,6 +31,9 @@ from debugger.store.schema import ROW_GROUP_SIZE
 IMPORT_SETTINGS = {
     # WAL size that triggers a checkpoint (DuckDB's default is 16 MB)
     "checkpoint_threshold": "256MB",
+}
+"""Connection settings during an import; the previous values are restored after it."""
+LARGE_IMPORT_SETTINGS = {
     # DuckDB's buffer pool (batches are bounded; the rest is cache)
     "memory_limit": "512MB",
     # DuckDB buffers up to five row groups, or 1.2 GiB (derived from the default memory
@@ -38,19 +41,18 @@ IMPORT_SETTINGS = {
     # buffer alone took an import of a 1 GB source past 2 GB of RSS
     "write_buffer_row_group_count": "1",
     "write_buffer_row_group_memory_limit": "64MB",
-}
-"""Connection settings during an import; the previous values are restored after it."""
-LARGE_IMPORT_SETTINGS = {
     # hand freed memory back to the system instead of keeping up to 512 MB of it
     "allocator_flush_threshold": "32MB",
     "allocator_bulk_deallocation_flush_threshold": "64MB",
 }
-"""Settings added once an import has read ``LARGE_IMPORT_BYTES``; restored after it too.
+"""Settings that bound memory, set once an import has read ``LARGE_IMPORT_BYTES`` (and
+restored after it).
 
-Handing memory back costs the next batch the kernel's page faults and zeroing: on 2,002
-LangGraph checkpoints (45 MB) it was 0.1 s of 1.1 s of CPU. An import that small never
-holds much, so only a large one pays for it; by the time one does, its batches and
-DuckDB's buffer pool weigh more than what DuckDB's own thresholds (128 MB, 512 MB) keep."""
+An import that small never holds much, and the bounds cost it: handing memory back gives
+the next batch the kernel's page faults and zeroing (on 2,002 LangGraph checkpoints, 45 MB,
+0.1 s of 1.1 s of CPU), and putting DuckDB's memory limit back took 13 ms. By the time an
+import has read this much, its batches and DuckDB's cache weigh more than what DuckDB's
+own thresholds keep (128 MB and 512 MB of freed memory)."""
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
 """Source bytes (Arrow) after which an import counts as large."""
 COMMIT_BYTES = 128 * 1024 * 1024
@@ -150,15 +152,11 @@ class ImportSession:
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
         # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
         # RAM and keeps written blocks cached: an import of a 1 GB source peaked at 2 GB of
-        # RSS. The import's pool and write buffers are capped instead (IMPORT_SETTINGS:
-        # written blocks are evicted, temp data spills to disk); all are restored after it.
-        self._settings = {
-            name: str(row[0])
-            for name in (*IMPORT_SETTINGS, *LARGE_IMPORT_SETTINGS)
-            if (row := con.execute(f"SELECT current_setting('{name}')").fetchone())
-        }
-        for name, value in IMPORT_SETTINGS.items():
-            con.execute(f"SET {name} = '{value}'")
+        # RSS. A large import's pool and write buffers are capped instead
+        # (LARGE_IMPORT_SETTINGS: written blocks are evicted, temp data spills to disk);
+        # every setting changed is restored after it.
+        self._settings: dict[str, str] = {}
+        self._change(IMPORT_SETTINGS)
         self._read_bytes = 0
         for table in TABLE_COLUMNS:
             con.execute(f"DROP TABLE IF EXISTS _occ_{table}")
@@ -265,8 +263,7 @@ class ImportSession:
         self._uncommitted_bytes += batch.raw.nbytes
         before_bytes, self._read_bytes = self._read_bytes, self._read_bytes + batch.raw.nbytes
         if before_bytes < LARGE_IMPORT_BYTES <= self._read_bytes:
-            for name, value in LARGE_IMPORT_SETTINGS.items():
-                con.execute(f"SET {name} = '{value}'")
+            self._change(LARGE_IMPORT_SETTINGS)
         if table == "checkpoints":
             self._table_rows += result.counts.imported
         full = self._uncommitted_bytes >= COMMIT_BYTES
@@ -338,6 +335,19 @@ class ImportSession:
             raise
         self._checkpoint()
         return report
+
+    def _change(self, settings: dict[str, str]) -> None:
+        """Set ``settings``, keeping each one's previous value for :meth:`restore_settings`.
+
+        All are read before any is set: some defaults follow others (setting the memory
+        limit changes what ``write_buffer_row_group_memory_limit`` reads).
+        """
+        for name in settings:
+            if name not in self._settings:
+                row = self.con.execute(f"SELECT current_setting('{name}')").fetchall()
+                self._settings[name] = str(row[0][0])
+        for name, value in settings.items():
+            self.con.execute(f"SET {name} = '{value}'")
 
     def restore_settings(self) -> None:
         """Put back the settings the import changed and close the staging connection
