@@ -326,3 +326,19 @@ def test_a_record_repeated_in_five_batches_stays_five_rows(
     with debugger.open("stepscope.duckdb") as store:
         ids = [e.effect_id for e in store.effects("run-0") if e.idempotency_key == "e-0"]
     assert len(ids) == len(set(ids)) == 5
+
+
+@pytest.mark.parametrize("rows", [64, 100, 2048, 4096, 16_384])
+def test_ramped_batches_fill_row_groups_exactly(rows: int) -> None:
+    """Small first, doubling, then the full size; the small ones add up to one full batch,
+    so every batch still ends on a row-group boundary."""
+    from itertools import islice
+
+    from loaders.base import aligned_rows, ramped
+
+    full = aligned_rows(rows)
+    sizes = list(islice(ramped(full), 12))
+    assert all(s & (s - 1) == 0 for s in sizes)  # powers of two
+    assert sizes[0] == min(2048, full) and sizes[-1] == full
+    ramp = sizes[: sizes.index(full) + 1] if full > 2048 else [full]
+    assert sum(ramp[:-1]) in (0, full) and sizes == sorted(sizes)

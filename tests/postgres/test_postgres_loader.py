@@ -62,6 +62,34 @@ def test_streams_in_bounded_batches(pg_server: PgServer) -> None:
     assert batches[0].schema.field("working_state").type == "string"  # jsonb as JSON text
 
 
+def test_a_large_table_streams_in_physical_order_small_batches_first(
+    pg_server: PgServer,
+) -> None:
+    """Rows come in the table's physical (ctid) order without the server sorting them, and
+    the first batches are small so the store starts while the server still reads."""
+    url = pg_server.create_database("ramp")
+    half = native_rows(runs=50, steps=50)
+    rows = half + [dict(r, run_id=f"{r['run_id']}-b") for r in half]  # 5,000 rows
+    write_native_postgres(url, rows, [], [])
+    with psycopg.connect(url, autocommit=True) as con:
+        # new row versions: those rows move to the end of the heap
+        con.execute("UPDATE checkpoints SET tokens_spent = tokens_spent + 1 WHERE step_index = 0")
+        physical = con.execute(
+            "SELECT run_id, step_index FROM checkpoints ORDER BY ctid"
+        ).fetchall()
+    assert physical != [(r["run_id"], r["step_index"]) for r in rows]
+    with PostgresReader(url) as reader:
+        batches = list(reader.scan("checkpoints"))
+    assert [b.num_rows for b in batches] == [2048, 2048, 904]
+    got = [
+        (r, s)
+        for b in batches
+        for r, s in zip(b["run_id"].to_pylist(), b["step_index"].to_pylist(), strict=True)
+    ]
+    assert got == physical
+    assert [k for b in batches for k in b["_key"].to_pylist()] == list(range(5000))
+
+
 def test_password_never_stored_or_printed(native_url: str, tmp_path: Path) -> None:
     password = _parts(native_url).password
     assert password
