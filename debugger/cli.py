@@ -86,8 +86,8 @@ def _progress(quiet: bool) -> Any:
     help="Shape of the source's tables.",
 )
 @click.option("--mapping", type=click.Path(), help="TOML mapping file for other table shapes.")
-@click.option("--batch-rows", type=click.IntRange(100), default=20_000, show_default=True,
-              help="Rows per batch (memory bound).")  # fmt: skip
+@click.option("--batch-rows", type=click.IntRange(100), default=16_384, show_default=True,
+              help="Rows per batch at most (memory bound; a power of two is used).")  # fmt: skip
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def import_cmd(
     store_path: str | None,

@@ -138,6 +138,9 @@ class Flavour(ABC):
     """Maps a source's tables onto the canonical tables."""
 
     name: ClassVar[str]
+    batch_rows: int = BATCH_ROWS
+    """Rows per batch at most (``ImportOptions.batch_rows``; readers round it down to a
+    power of two and lower it for wide rows)."""
 
     @classmethod
     @abstractmethod
@@ -250,6 +253,7 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     _import_pandas_meanwhile()
     with open_reader(source) as reader:
         flavour = choose_flavour(reader, options)
+        flavour.batch_rows = options.batch_rows
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
             chained = False
             try:

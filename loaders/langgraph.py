@@ -26,7 +26,7 @@ import pyarrow as pa
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
 from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
-from loaders.base import Flavour, SourceReader, TablePlan
+from loaders.base import Flavour, SourceReader, TablePlan, aligned_rows
 from loaders.lg_decode import SafeDecoder, to_json
 from loaders.lg_map import (
     MessageMemo,
@@ -44,6 +44,8 @@ from loaders.lg_tape import Tape
 from loaders.prefetch import prefetched
 
 BATCH_ROWS = 1024
+"""Checkpoints per batch at most (a power of two, so batches fill the store's row groups;
+``--batch-rows`` can only lower it)."""
 BATCH_STATE_BYTES = 24 * 1024 * 1024
 TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""
@@ -106,7 +108,8 @@ def _raw_text(ck: RawCheckpoint, reason: str) -> str:
 class _Walk:
     """One pass over the checkpoints, producing canonical rows, tape rows and rejects."""
 
-    def __init__(self, tables: LangGraphTables) -> None:
+    def __init__(self, tables: LangGraphTables, batch_rows: int = BATCH_ROWS) -> None:
+        self.batch_rows = aligned_rows(min(batch_rows, BATCH_ROWS))
         self.saver = tables.saver
         self.source = tables.checkpoints()
         self.dec = SafeDecoder()
@@ -126,7 +129,7 @@ class _Walk:
             row = self._row(ck)
             rows.append(row)
             size += len(row.get("working_state") or "")
-            if len(rows) >= BATCH_ROWS or size >= BATCH_STATE_BYTES:
+            if len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES:
                 yield to_batch("checkpoints", rows)
                 rows, size = [], 0
                 if len(self.tape_rows) >= TAPE_FLUSH:
@@ -141,7 +144,7 @@ class _Walk:
 
     def _tape_batches(self) -> list[pa.RecordBatch]:
         rows, self.tape_rows = self.tape_rows, []
-        step = BATCH_ROWS * 5
+        step = self.batch_rows * 5
         return [to_batch("tool_calls", rows[i : i + step]) for i in range(0, len(rows), step)]
 
     def has_tape(self) -> bool:
@@ -259,7 +262,7 @@ class LangGraphFlavour(Flavour):
                 "use --flavor auto",
             )
         tables = LangGraphTables(reader, saver)
-        walk = _Walk(tables)
+        walk = _Walk(tables, self.batch_rows)
         total = tables.count()
         while not walk.done:
             # decoding the next batch overlaps with the store inserting this one

@@ -195,7 +195,7 @@ class MappedFlavour(Flavour):
             needed = sorted({s.column for s in tm.columns.values() if s.column})
             yield TablePlan(
                 table=canonical,
-                batches=reader.scan(tm.table, columns=needed),
+                batches=reader.scan(tm.table, columns=needed, batch_rows=self.batch_rows),
                 select_sql=projection(canonical, tm.columns, schema, "CAST(NULL AS VARCHAR)"),
                 derive_parents=canonical == "checkpoints" and "parent_id" not in tm.columns,
                 total=reader.count(tm.table),

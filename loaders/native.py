@@ -58,7 +58,7 @@ class NativeFlavour(Flavour):
             reason = json_guard([("payload", schema.field("payload").type)])
         return TablePlan(
             table="checkpoints",
-            batches=reader.scan("checkpoints"),
+            batches=reader.scan("checkpoints", batch_rows=self.batch_rows),
             select_sql=projection("checkpoints", sources, schema, reason),
             # rows whose source gives no parent are chained in time order
             derive_parents="parent_id" not in names,
@@ -70,7 +70,7 @@ class NativeFlavour(Flavour):
         sources = {c: Source(column=c) for c in TABLE_COLUMNS[table] if c in schema.names}
         return TablePlan(
             table=table,
-            batches=reader.scan(table),
+            batches=reader.scan(table, batch_rows=self.batch_rows),
             select_sql=projection(table, sources, schema, "CAST(NULL AS VARCHAR)"),
             total=reader.count(table),
         )

@@ -6,12 +6,14 @@ and PostgresSaver (the ``written`` fixture runs every test on both) and imported
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from debugger.model import Checkpoint
 from debugger.store import Store
+from loaders import ImportOptions, import_source
 from loaders.lg_decode import type_label
 from tests.langgraph.conftest import Written
 from tests.langgraph.expect import expected, same_state
@@ -217,3 +219,46 @@ def test_given_state_hashes_are_the_stored_texts(written: Written) -> None:
         con.close()
     assert rows
     assert all(state_hash.of_text(text) == digest for text, digest in rows)
+
+
+def test_small_batches_store_the_same_rows(tmp_path: Path) -> None:
+    """``batch_rows`` bounds the walk's batches too (a power of two, at most 1,024), and
+    splitting a run across batches changes nothing stored."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    class Loop(TypedDict):
+        n: int
+
+    g: Any = StateGraph(Loop)
+    g.add_node("step", lambda s: {"n": s["n"] + 1})
+    g.add_edge(START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["n"] < 150 else END)
+    path = tmp_path / "loop.sqlite"
+    con = sqlite3.connect(path, check_same_thread=False)
+    g.compile(checkpointer=SqliteSaver(con)).invoke(
+        {"n": 0}, {"configurable": {"thread_id": "loop"}, "recursion_limit": 200}
+    )
+    con.close()
+
+    def rows(batch_rows: int) -> tuple[list[int], list[tuple[object, ...]]]:
+        seen: list[int] = []
+        with Store.open(tmp_path / f"s{batch_rows}.duckdb") as store:
+            options = ImportOptions(
+                batch_rows=batch_rows,
+                progress=lambda t, n, total: seen.append(n) if t == "checkpoints" else None,
+            )
+            import_source(store, str(path), options)
+            stored = store.con.execute(
+                "SELECT run_id, checkpoint_id, parent_id, step_index, working_state, metadata, "
+                "pending_effects FROM checkpoints ORDER BY checkpoint_id"
+            ).fetchall()
+        return seen, stored
+
+    small_batches, small = rows(100)
+    whole_batches, whole = rows(16_384)
+    assert small == whole and len(whole) == 152
+    assert small_batches == [64, 128, 152] and whole_batches == [152]

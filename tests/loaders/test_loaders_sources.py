@@ -342,3 +342,26 @@ def test_ramped_batches_fill_row_groups_exactly(rows: int) -> None:
     assert sizes[0] == min(2048, full) and sizes[-1] == full
     ramp = sizes[: sizes.index(full) + 1] if full > 2048 else [full]
     assert sum(ramp[:-1]) in (0, full) and sizes == sorted(sizes)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "parquet-file", "sqlite-mapped"])
+def test_batch_rows_bounds_every_batch(tmp_path: Path, kind: str) -> None:
+    """``--batch-rows`` (ImportOptions.batch_rows) reaches the reader, as a power of two."""
+    from debugger.store import Store
+    from loaders import ImportOptions, import_source
+
+    written = WRITERS[kind](tmp_path / "src", native_rows(4, 40), [], [])
+    mapping = written.args[1] if written.args else None  # ("--mapping", FILE)
+    seen: list[int] = []
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = import_source(
+            store,
+            written.source,
+            ImportOptions(
+                batch_rows=100,
+                mapping=mapping,
+                progress=lambda table, n, total: seen.append(n),
+            ),
+        )
+    assert seen == [64, 128, 160]
+    assert report.total.imported == 160
