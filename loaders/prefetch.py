@@ -48,3 +48,33 @@ def prefetched(batches: Iterator[T], depth: int = 1) -> Iterator[T]:
     finally:
         stop.set()
         worker.join()
+
+
+def read_ahead(items: Iterator[T], chunk: int = 100, depth: int = 4) -> Iterator[T]:
+    """Items produced on a thread, ``chunk`` at a time, while the caller uses earlier ones.
+
+    For a reader that waits on another process: the LangGraph walk over PostgresSaver
+    tables spent 0.18-0.25 s of a ~0.9 s import waiting for the server (psycopg releases
+    the GIL meanwhile), which now overlaps with decoding. At most ``(depth + 2) * chunk``
+    items are held. The thread stops when the items run out, or when the returned
+    generator is closed or dropped (by whichever thread holds it last, so never while
+    another thread is still iterating it).
+    """
+
+    def chunks() -> Iterator[list[T]]:
+        part: list[T] = []
+        try:
+            for item in items:
+                part.append(item)
+                if len(part) == chunk:
+                    yield part
+                    part = []
+        except Exception:
+            if part:  # what was read before the error comes first
+                yield part
+            raise
+        if part:
+            yield part
+
+    for part in prefetched(chunks(), depth):
+        yield from part
