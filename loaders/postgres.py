@@ -8,9 +8,10 @@ connection's host, port, user and database only, and the location recorded in th
 stripped of credentials.
 
 Why a named (server-side) cursor: it streams a table in bounded batches inside the read-only
-transaction, needs nothing beyond psycopg, and delivers rows at ~100-170k/s locally, far
-above what the store can insert (benchmarks/README.md has the comparison with binary COPY
-and ADBC).
+transaction and needs nothing beyond psycopg. The server computes rows only as they are
+fetched (for ``jsonb`` columns, converting them to text is most of a read), so a table is
+read without ``ORDER BY`` and its first batches are small, and the reading overlaps with
+the store's inserting (benchmarks/README.md has the comparison with binary COPY and ADBC).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ restored after it).
 
 An import that small never holds much, and the bounds cost it: handing memory back gives
 the next batch the kernel's page faults and zeroing (on 2,002 LangGraph checkpoints, 45 MB,
-0.1 s of 1.1 s of CPU), and putting DuckDB's memory limit back took 13 ms. By the time an
+0.07-0.1 s of 1.1 s of CPU), and putting DuckDB's memory limit back took 13 ms. By the time an
 import has read this much, its batches and DuckDB's cache weigh more than what DuckDB's
 own thresholds keep (128 MB and 512 MB of freed memory)."""
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
@@ -160,7 +160,7 @@ class ImportSession:
         self._read_bytes = 0
         for table in TABLE_COLUMNS:
             con.execute(f"DROP TABLE IF EXISTS _occ_{table}")
-        self._stager = self._staging_connection()
+        self._staging_connection()  # now, before any transaction: see its docstring
 
     def add(
         self,
