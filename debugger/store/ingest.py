@@ -367,7 +367,8 @@ def _stage(
     """
     if prestaged is None:
         types = staged_types(con)
-        # state_hash() is there: the import session registers it for the whole database
+        # a checkpoint's state_hash() is callable: the import session registers it for the
+        # whole database (effects and tool calls do not use it)
         con.execute(f"CREATE OR REPLACE TEMP TABLE _v AS {stage_sql(table, types)}")
     else:
         types = prestaged.types

@@ -199,10 +199,10 @@ class ImportSession:
         """Give a batch its places in the import and, for checkpoints, validate and hash it.
 
         The validation pass (:func:`debugger.store.ingest.stage_sql`) needs nothing from the
-        store's tables, so it runs on a connection of its own (a cursor: see
-        :meth:`_staging_connection`): an import calls
-        this on a thread for the next batch while the store's connection inserts the
-        current one, whose write runs mostly on one core (measured: 200,000 2 KB states
+        store's tables, so it runs on a connection of its own (a cursor, see
+        :meth:`_staging_connection`): an import calls this on a thread for the next batch
+        while the store's connection inserts the current one, whose write runs mostly on one
+        core (measured: 200,000 2 KB states
         took 1.9 s to validate and hash on both cores, then 1.8 s to insert). Batches must
         be staged in the order they are added.
         """
