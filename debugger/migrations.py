@@ -294,10 +294,7 @@ FAILURES_SHOWN = 50
 
 def stored_versions(store: Store) -> dict[int | None, int]:
     """Schema versions in the store with their checkpoint counts (None: no version)."""
-    rows = store.con.execute(
-        "SELECT schema_version, count(*) FROM checkpoints GROUP BY 1 ORDER BY 1 NULLS LAST"
-    ).fetchall()
-    return {(None if v is None else int(v)): int(n) for v, n in rows}
+    return store.schema_version_counts()
 
 
 def dry_run(store: Store, registry: Registry) -> DryRunReport:
@@ -339,11 +336,7 @@ def _version_report(store: Store, registry: Registry, version: int | None, n: in
 
 
 def _checkpoints_of_version(store: Store, version: int | None) -> Iterator[Checkpoint]:
-    runs = store.con.execute(
-        "SELECT DISTINCT run_id FROM checkpoints WHERE schema_version = ? ORDER BY run_id",
-        [version],
-    ).fetchall()
-    for (run_id,) in runs:
+    for run_id in store.run_ids_of_version(version):
         for ckpt in store.checkpoints(run_id):
             if ckpt.schema_version == version:
                 yield ckpt

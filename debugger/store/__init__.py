@@ -22,7 +22,7 @@ import duckdb
 from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.settings import DEFAULT_STORE, default_store_path
-from debugger.store import reads
+from debugger.store import audit_reads, reads
 from debugger.store.connections import no_progress_bar
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 
@@ -272,3 +272,15 @@ class Store:
     def schema_version(self) -> int:
         """The store's own schema version."""
         return applied_version(self.con)
+
+    def audit_fingerprint(self, run_id: str) -> tuple[Any, ...] | None:
+        """What identifies a run's rows now (to cache its audit); None when no such run."""
+        return audit_reads.audit_fingerprint(self.con, run_id)
+
+    def schema_version_counts(self) -> dict[int | None, int]:
+        """Schema versions of the stored checkpoints with their counts (None: no version)."""
+        return audit_reads.schema_version_counts(self.con)
+
+    def run_ids_of_version(self, version: int | None) -> list[str]:
+        """The runs holding a checkpoint at this schema version, in run-id order."""
+        return audit_reads.run_ids_of_version(self.con, version)

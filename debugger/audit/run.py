@@ -1,8 +1,8 @@
 """Resumability audit: could this run be resumed, and what would a resume do?
 
 ``audit_run(store, run_id)`` loads one run's checkpoints, effects and tape, audits the head's
-lineage (root → head; other branches of a fork are noted) with the rules of
-``debugger.audit_rules``, and returns an :class:`~debugger.model.AuditReport`: a verdict
+lineage (root → head; other branches of a fork are noted) with the registered rules of
+``debugger.audit``, and returns an :class:`~debugger.model.AuditReport`: a verdict
 (completed, resumable, resumable after checks, restart required), the findings, and what a
 resume would do (the checkpoint it continues from, the next step, the effects it must verify
 by key). docs/audit.md explains every rule.
@@ -19,9 +19,11 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from debugger.audit_approval import is_parked
-from debugger.audit_effects import effect_label, key_of, open_effects, short
-from debugger.audit_rules import RULES, AuditInput
+from debugger.audit.approval import is_parked
+from debugger.audit.effects import effect_label, key_of, open_effects, short
+from debugger.audit.lineage import lineage
+from debugger.audit.registry import AuditInput, all_rules, rule_ids
+from debugger.audit.rules import unplaced
 from debugger.errors import NotFound
 from debugger.migrations import Registry, load_registry
 from debugger.model import (
@@ -39,17 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RULE_IDS", "audit_records", "audit_run", "audit_store", "lineage", "summary_rows"]
 
-RULE_IDS = (
-    "missing-schema-version", "missing-step-position", "missing-working-state",
-    "missing-budgets", "missing-run-metadata", "prose-state",
-    "step-gap", "step-backwards", "step-repeated", "fork",
-    "budget-reset", "budget-exceeded",
-    "pending-effect-without-key", "effect-outcome-unknown", "resume-checked-effects",
-    "key-executed-twice", "same-action-different-keys",
-    "model-version-changed", "tool-version-changed", "schema-unreachable", "migration-failed",
-    "schema-unchecked",
-    "parked-awaiting-approval", "resumed-after-approval", "resume-without-reauthorization",
-)  # fmt: skip
+RULE_IDS = rule_ids()
 """Every rule id the audit can report, in the order docs/audit.md explains them."""
 
 # Rules whose error at the head means the head cannot be resumed at all.
@@ -63,50 +55,6 @@ _cache: OrderedDict[tuple[Any, ...], AuditReport] = OrderedDict()
 _lock = threading.Lock()
 
 
-def lineage(checkpoints: list[Checkpoint]) -> tuple[list[Checkpoint], list[Checkpoint]]:
-    """The head's path (root → head) and the heads of the other branches.
-
-    The head is the checkpoint written last (created_at, then step, then write order), as
-    the store's run status uses; the path follows ``parent_id``.
-    """
-    order = {id(c): i for i, c in enumerate(checkpoints)}
-    head = max(
-        checkpoints,
-        key=lambda c: (c.created_at is not None, c.created_at or 0, c.step_index, order[id(c)]),
-    )
-    by_id = {c.checkpoint_id: c for c in checkpoints}
-    path, seen = [head], {head.checkpoint_id}
-    while path[-1].parent_id in by_id and path[-1].parent_id not in seen:
-        parent = by_id[path[-1].parent_id]  # type: ignore[index]
-        path.append(parent)
-        seen.add(parent.checkpoint_id)
-    parents = {c.parent_id for c in checkpoints}
-    branches = [c for c in checkpoints if c.checkpoint_id not in parents | seen]
-    return path[::-1], branches
-
-
-def _fork_findings(
-    checkpoints: list[Checkpoint], path: list[Checkpoint], branches: list[Checkpoint]
-) -> list[Finding]:
-    on_path = {c.checkpoint_id for c in path}
-    by_id = {c.checkpoint_id: c for c in checkpoints}
-    out = []
-    for b in branches:
-        fork: Checkpoint | None = b
-        while fork is not None and fork.checkpoint_id not in on_path:
-            fork = by_id.get(fork.parent_id) if fork.parent_id else None
-        since = f", forked from step {fork.step_index}" if fork is not None else ""
-        out.append(
-            Finding(
-                "fork", "info", b.step_index,
-                f"a branch ending at step {b.step_index} (checkpoint {b.checkpoint_id}{since}) "
-                "is not on the head's path; the audit follows the head",
-                "open the branch in the Timeline to see the abandoned work",
-            )
-        )  # fmt: skip
-    return out
-
-
 def audit_records(
     run_id: str,
     checkpoints: list[Checkpoint],
@@ -115,6 +63,7 @@ def audit_records(
     registry: Registry | None = None,
     newest_stored_version: int | None = None,
     status: str | None = None,
+    head_id: str | None = None,
 ) -> AuditReport:
     """Audit one run's records (no store needed: notebooks and tests can build them).
 
@@ -125,32 +74,28 @@ def audit_records(
         registry: the user's state-schema migrations, if any.
         newest_stored_version: highest schema version in the store (used without a registry).
         status: the run's derived status, if known (else read from the head's metadata).
+        head_id: the head's checkpoint id as the store derived it, if known (else the head is
+            picked by the same rule, :func:`~debugger.audit.lineage.head_of`).
     """
     if not checkpoints:
         raise ValueError(f"run {run_id!r} has no checkpoints to audit")
-    unplaced = [c for c in checkpoints if not isinstance(c.step_index, int)]
-    if unplaced:
-        return _unplaced(run_id, checkpoints, unplaced)
-    path, branches = lineage(checkpoints)
-    inp = AuditInput(run_id, checkpoints, path, effects, calls, registry, newest_stored_version)
-    findings = [f for rule in RULES for f in rule(inp)] + _fork_findings(
-        checkpoints, path, branches
+    bad = unplaced(checkpoints)
+    if bad is not None:
+        return _unplaced(run_id, checkpoints, bad)
+    head = next((c for c in checkpoints if c.checkpoint_id == head_id), None)
+    path, branches = lineage(checkpoints, head)
+    inp = AuditInput(
+        run_id, checkpoints, path, effects, calls, registry, newest_stored_version, branches
     )
+    findings = [f for r in all_rules() for f in r.check(inp)]
     findings.sort(key=lambda f: f.step_index if f.step_index is not None else -(2**31))
     return _report(inp, findings, branches, status or _head_status(inp.head))
 
 
-def _unplaced(run_id: str, checkpoints: list[Checkpoint], bad: list[Checkpoint]) -> AuditReport:
-    # Without step positions no order-based rule can run, and no resume can know where it is.
-    message = (
-        f"{len(bad)} of {len(checkpoints)} checkpoints lack a step position "
-        f"(first: checkpoint {bad[0].checkpoint_id})"
-    )
-    finding = Finding("missing-step-position", "error", None, message,
-                      "have the runtime write step_index into every checkpoint")  # fmt: skip
+def _unplaced(run_id: str, checkpoints: list[Checkpoint], finding: Finding) -> AuditReport:
     ids = [c.checkpoint_id for c in checkpoints]
-    return AuditReport(run_id, "restart_required", [message], [finding], None, None, None, [],
-                       ids, [])  # fmt: skip
+    return AuditReport(run_id, "restart_required", [finding.message], [finding], None, None,
+                       None, [], ids, [])  # fmt: skip
 
 
 def _head_status(head: Checkpoint) -> str:
@@ -236,21 +181,6 @@ def _report(
                        head.step_index, next_step, verify, ids, branch_ids)  # fmt: skip
 
 
-def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...] | None:
-    # One query (each round trip counts on a page view): what identifies the run's rows now,
-    # its status, and the newest schema version in the store.
-    row = store.con.execute(
-        """SELECT r.checkpoint_count, r.last_at, r.head_checkpoint_id, r.status,
-                  (SELECT count(*) FROM effects WHERE run_id = $1),
-                  (SELECT count(*) FROM tool_calls WHERE run_id = $1),
-                  (SELECT max(v) FROM (SELECT unnest(CAST(schema_versions AS INTEGER[])) AS v
-                                       FROM runs))
-           FROM runs r WHERE r.run_id = $1""",
-        [run_id],
-    ).fetchone()
-    return tuple(row) if row else None
-
-
 def audit_run(store: Store, run_id: str, migrations: Registry | str | None = None) -> AuditReport:
     """Audit one stored run.
 
@@ -265,18 +195,18 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
     registry = migrations if isinstance(migrations, Registry) or migrations is None else None
     if registry is None:
         registry = load_registry(migrations if isinstance(migrations, str) else None)
-    fp = _fingerprint(store, run_id)
+    fp = store.audit_fingerprint(run_id)
     if fp is None:
         store.run(run_id)  # raises NotFound with a hint
         raise NotFound(f"run {run_id!r} has no derived record", "import its source again")
-    key = (store.path, id(store.con), run_id, _registry_key(registry), fp)
+    key = (store.path, id(store), run_id, _registry_key(registry), fp)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
     report = audit_records(
         run_id, store.checkpoints(run_id), store.effects(run_id), store.tool_calls(run_id),
-        registry, newest_stored_version=fp[-1], status=fp[3],
+        registry, newest_stored_version=fp[-1], status=fp[3], head_id=fp[2],
     )  # fmt: skip
     with _lock:
         _cache[key] = report

@@ -9,15 +9,13 @@ executed twice, and one action executed under two keys (the key did not protect 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
+from debugger.audit.registry import AuditInput, rule
+from debugger.audit.registry import finding as _f
 from debugger.model import EffectCheck, Finding
-
-if TYPE_CHECKING:
-    from debugger.audit_rules import AuditInput
 
 OPEN = ("pending", "unknown")
 DONE = ("committed", "failed")
@@ -45,16 +43,13 @@ def action_key(tool: str, args: Any) -> str:
     return tool + " " + orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def _f(rule_id: str, severity: Any, step: int | None, message: str, hint: str) -> Finding:
-    return Finding(rule_id, severity, step, " ".join(message.split()), " ".join(hint.split()))
-
-
 def short(args: Any) -> str:
     """Compact JSON of arguments, cut to 80 characters."""
     text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+@rule("pending-effect-without-key")
 def keyless(inp: AuditInput) -> list[Finding]:
     """A pending effect (in a checkpoint or the effects table) without an idempotency key."""
     out = []
@@ -107,6 +102,7 @@ def open_effects(inp: AuditInput) -> list[EffectCheck]:
     return sorted(checks.values(), key=lambda c: (c.step_index, c.idempotency_key or ""))
 
 
+@rule("effect-outcome-unknown")
 def unknown_outcome(inp: AuditInput) -> list[Finding]:
     """An effect still pending, outcome unknown, at the last checkpoint."""
     return [
@@ -121,6 +117,7 @@ def unknown_outcome(inp: AuditInput) -> list[Finding]:
     ]  # fmt: skip
 
 
+@rule("resume-checked-effects")
 def resume_checked(inp: AuditInput) -> list[Finding]:
     """A resume that looked its open effects up by key (``metadata.resume.resolved_effects``)."""
     out = []
@@ -150,6 +147,7 @@ def _executions(inp: AuditInput) -> list[tuple[str | None, str, Any, int, bool]]
             for e in inp.effects if e.status != "pending"]  # fmt: skip
 
 
+@rule("key-executed-twice")
 def key_twice(inp: AuditInput) -> list[Finding]:
     """One idempotency key executed more than once."""
     by_key: dict[str, list[tuple[str | None, str, Any, int, bool]]] = defaultdict(list)
@@ -173,6 +171,7 @@ def key_twice(inp: AuditInput) -> list[Finding]:
     return out
 
 
+@rule("same-action-different-keys")
 def same_action(inp: AuditInput) -> list[Finding]:
     """The same tool and arguments executed under two different keys."""
     by_action: dict[str, dict[str, int]] = defaultdict(dict)
@@ -197,9 +196,4 @@ def same_action(inp: AuditInput) -> list[Finding]:
     return out
 
 
-def effect_rules() -> list[Callable[[AuditInput], list[Finding]]]:
-    """The effect rules, in documentation order."""
-    return [keyless, unknown_outcome, resume_checked, key_twice, same_action]
-
-
-__all__ = ["action_key", "effect_label", "effect_rules", "key_of", "open_effects", "short"]
+__all__ = ["action_key", "effect_label", "key_of", "open_effects", "short"]

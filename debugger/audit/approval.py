@@ -11,14 +11,11 @@ holds a read call whose name mentions policy, permission, authorization or appro
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from debugger.audit.registry import AuditInput, rule
 from debugger.model import Checkpoint, Finding
-
-if TYPE_CHECKING:
-    from debugger.audit_rules import AuditInput
 
 _EVIDENCE_KEYS = ("reauthorized", "reauthorization", "authorization")
 _EVIDENCE_WORDS = ("polic", "permission", "authoriz", "authoris", "approv")
@@ -66,6 +63,7 @@ def _days(a: datetime | None, b: datetime | None) -> str:
     return f" after {hours / 24:.1f} days" if hours >= 24 else f" after {hours:.1f} hours"
 
 
+@rule("parked-awaiting-approval")
 def parked(inp: AuditInput) -> list[Finding]:
     """The run is parked for approval at its head; since when."""
     if not is_parked(inp.head):
@@ -102,6 +100,7 @@ def _evidence(inp: AuditInput, resumed: Checkpoint) -> str | None:
     return None
 
 
+@rule("resumed-after-approval", "resume-without-reauthorization")
 def resumed_after_park(inp: AuditInput) -> list[Finding]:
     """A parked run resumed: with a re-check of policy or permissions (info), or without."""
     out = []
@@ -130,8 +129,3 @@ def resumed_after_park(inp: AuditInput) -> list[Finding]:
             )
         )  # fmt: skip
     return out
-
-
-def approval_rules() -> list[Callable[[AuditInput], list[Finding]]]:
-    """The approval rules, in documentation order."""
-    return [parked, resumed_after_park]

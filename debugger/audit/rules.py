@@ -1,53 +1,20 @@
-"""The resumability audit's rules: each a small function over one run's records.
+"""Audit rules about the contract's items, the step order and the budgets.
 
 Every rule takes an :class:`AuditInput` and returns findings; docs/audit.md explains each rule
-with an example, in the order of ``RULES``. The rules never touch the store: ``debugger.audit``
+with an example, in registration order. The rules never touch the store: ``debugger.audit``
 loads the records, so notebooks and tests can audit hand-built records too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from debugger.audit_approval import approval_rules
-from debugger.audit_effects import action_key, effect_rules, key_of
-from debugger.errors import MigrationError
-from debugger.migrations import Registry, RestartRequired, migrate_state
-from debugger.model import Checkpoint, Effect, Finding, Severity, ToolCall
+from debugger.audit.registry import AuditInput, rule
+from debugger.audit.registry import finding as _finding
+from debugger.model import Checkpoint, Finding
 
-__all__ = ["RULES", "AuditInput", "action_key", "key_of"]
-
-
-@dataclass(frozen=True)
-class AuditInput:
-    """What the rules read: one run's records, its audited path and the migrations."""
-
-    run_id: str
-    checkpoints: list[Checkpoint]
-    """Every checkpoint of the run in write order (all branches)."""
-    lineage: list[Checkpoint]
-    """The head's path from the root to the head."""
-    effects: list[Effect]
-    calls: list[ToolCall]
-    registry: Registry | None = None
-    newest_stored_version: int | None = None
-    """Highest schema version in the store (to flag old runs when no registry is named)."""
-
-    @property
-    def head(self) -> Checkpoint:
-        """The checkpoint a resume would continue from."""
-        return self.lineage[-1]
-
-
-Rule = Callable[[AuditInput], list[Finding]]
-
-
-def _finding(
-    rule_id: str, severity: Severity, step: int | None, message: str, hint: str
-) -> Finding:
-    return Finding(rule_id, severity, step, " ".join(message.split()), " ".join(hint.split()))
+__all__ = ["prose_state", "unplaced"]
 
 
 # -- the six items ------------------------------------------------------------------------
@@ -100,6 +67,13 @@ ITEMS: tuple[tuple[str, str, Callable[[Checkpoint, bool], bool], str], ...] = (
 )  # fmt: skip
 
 
+@rule(
+    "missing-schema-version",
+    "missing-step-position",
+    "missing-working-state",
+    "missing-budgets",
+    "missing-run-metadata",
+)
 def missing_items(inp: AuditInput) -> list[Finding]:
     """A checkpoint on the audited path lacks one of the six items of the contract."""
     out = []
@@ -122,6 +96,7 @@ def missing_items(inp: AuditInput) -> list[Finding]:
     return out
 
 
+@rule("prose-state")
 def prose_rule(inp: AuditInput) -> list[Finding]:
     """Working state that is prose rather than structure."""
     bad = [c for c in inp.lineage if c.working_state is not None and prose_state(c.working_state)]
@@ -137,9 +112,45 @@ def prose_rule(inp: AuditInput) -> list[Finding]:
     ]  # fmt: skip
 
 
+def unplaced(checkpoints: list[Checkpoint]) -> Finding | None:
+    """The ``missing-step-position`` finding when checkpoints lack a step, else None.
+
+    Without step positions no order-based rule can run, so the audit checks this before the
+    other rules and stops there.
+    """
+    bad = [c for c in checkpoints if not isinstance(c.step_index, int)]
+    if not bad:
+        return None
+    return _finding(
+        "missing-step-position", "error", None,
+        f"{len(bad)} of {len(checkpoints)} checkpoints lack a step position "
+        f"(first: checkpoint {bad[0].checkpoint_id})",
+        "have the runtime write step_index into every checkpoint",
+    )  # fmt: skip
+
+
 # -- steps --------------------------------------------------------------------------------
 
 
+@rule("step-gap")
+def step_gaps(inp: AuditInput) -> list[Finding]:
+    """A step on the audited path has no checkpoint."""
+    out = []
+    for parent, child in zip(inp.lineage, inp.lineage[1:], strict=False):
+        if child.step_index > parent.step_index + 1:
+            missing = f"{parent.step_index + 1}–{child.step_index - 1}"
+            out.append(
+                _finding(
+                    "step-gap", "warning", child.step_index,
+                    f"no checkpoint for step(s) {missing} between steps {parent.step_index} "
+                    f"and {child.step_index}",
+                    "checkpoint after every loop iteration, or a crash there loses that work",
+                )
+            )  # fmt: skip
+    return out
+
+
+@rule("step-backwards", "step-repeated")
 def step_order(inp: AuditInput) -> list[Finding]:
     """Steps going backwards and completed steps executed again (in write order)."""
     out: list[Finding] = []
@@ -171,23 +182,6 @@ def step_order(inp: AuditInput) -> list[Finding]:
     return out
 
 
-def step_gaps(inp: AuditInput) -> list[Finding]:
-    """A step on the audited path has no checkpoint."""
-    out = []
-    for parent, child in zip(inp.lineage, inp.lineage[1:], strict=False):
-        if child.step_index > parent.step_index + 1:
-            missing = f"{parent.step_index + 1}–{child.step_index - 1}"
-            out.append(
-                _finding(
-                    "step-gap", "warning", child.step_index,
-                    f"no checkpoint for step(s) {missing} between steps {parent.step_index} "
-                    f"and {child.step_index}",
-                    "checkpoint after every loop iteration, or a crash there loses that work",
-                )
-            )  # fmt: skip
-    return out
-
-
 # -- budgets ------------------------------------------------------------------------------
 
 _BUDGETS = (
@@ -197,6 +191,7 @@ _BUDGETS = (
 )
 
 
+@rule("budget-reset")
 def budget_reset(inp: AuditInput) -> list[Finding]:
     """A consumed budget drops from a checkpoint to its child: the limits were reset."""
     out = []
@@ -239,6 +234,7 @@ def _true_total(inp: AuditInput, attr: str) -> list[tuple[Checkpoint, int]]:
     return out
 
 
+@rule("budget-exceeded")
 def budget_exceeded(inp: AuditInput) -> list[Finding]:
     """Consumption passed a limit of ``metadata.limits`` (counted across any reset).
 
@@ -269,96 +265,3 @@ def budget_exceeded(inp: AuditInput) -> list[Finding]:
             )  # fmt: skip
             break
     return out
-
-
-# -- versions -----------------------------------------------------------------------------
-
-
-def version_changes(inp: AuditInput) -> list[Finding]:
-    """Model or tool versions changing mid-run (a deploy between two steps)."""
-    out = []
-    for parent, child in zip(inp.lineage, inp.lineage[1:], strict=False):
-        if (
-            parent.model_version
-            and child.model_version
-            and parent.model_version != child.model_version
-        ):
-            out.append(
-                _finding(
-                    "model-version-changed", "warning", child.step_index,
-                    f"model version changed from {parent.model_version} to {child.model_version} "
-                    f"at step {child.step_index}",
-                    "compare decisions before and after the change; pin the model for a run",
-                )
-            )  # fmt: skip
-        changed = sorted(
-            t for t in set(parent.tool_versions) & set(child.tool_versions)
-            if parent.tool_versions[t] != child.tool_versions[t]
-        )  # fmt: skip
-        for tool in changed:
-            out.append(
-                _finding(
-                    "tool-version-changed", "warning", child.step_index,
-                    f"tool {tool} changed from {parent.tool_versions[tool]} to "
-                    f"{child.tool_versions[tool]} at step {child.step_index}",
-                    "check that recorded calls of the old version still mean the same",
-                )
-            )  # fmt: skip
-    return out
-
-
-def schema_rule(inp: AuditInput) -> list[Finding]:
-    """Schema versions the migrations cannot reach; a head whose migration raises."""
-    if inp.registry is None:
-        return _schema_unchecked(inp)
-    out = []
-    seen: set[int | None] = set()
-    for c in inp.lineage:
-        if c.schema_version in seen or c.schema_version is None:
-            continue
-        seen.add(c.schema_version)
-        try:
-            inp.registry.path(c.schema_version)
-        except RestartRequired as e:
-            head = c.schema_version == inp.head.schema_version
-            out.append(
-                _finding("schema-unreachable", "error" if head else "warning", c.step_index,
-                         e.message, e.hint)
-            )  # fmt: skip
-    if not out:
-        out += _head_migrates(inp, inp.registry)
-    return out
-
-
-def _head_migrates(inp: AuditInput, registry: Registry) -> list[Finding]:
-    head = inp.head
-    if head.schema_version is None:
-        return []
-    try:
-        migrate_state(head.working_state, head.schema_version, registry)
-    except RestartRequired:
-        return []
-    except MigrationError as e:
-        return [_finding("migration-failed", "error", head.step_index, e.message, e.hint)]
-    return []
-
-
-def _schema_unchecked(inp: AuditInput) -> list[Finding]:
-    v, newest = inp.head.schema_version, inp.newest_stored_version
-    if v is None or newest is None or v >= newest:
-        return []
-    return [
-        _finding(
-            "schema-unchecked", "warning", inp.head.step_index,
-            f"the head is at schema version {v} while the store holds version {newest}, and no "
-            "migrations module is named, so whether the current code can read it is unknown",
-            "pass --migrations MODULE (or set STEPSCOPE_MIGRATIONS) to check the path",
-        )
-    ]  # fmt: skip
-
-
-RULES: tuple[Rule, ...] = (
-    missing_items, prose_rule, step_gaps, step_order, budget_reset, budget_exceeded,
-    *effect_rules(), version_changes, schema_rule, *approval_rules(),
-)  # fmt: skip
-"""Every rule, in the order docs/audit.md explains them."""
