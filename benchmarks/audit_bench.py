@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from debugger.audit import run as audit
 from debugger.audit import audit_run
+from debugger.audit import run as audit
 from debugger.migrations import dry_run, migrate_state, registry_from_module
 from debugger.store import Store
 from loaders import ImportOptions, import_source

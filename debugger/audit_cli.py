@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import click
 
-from debugger.audit import audit_run, audit_store, summary_rows
+from debugger.audit import VERDICT_WORDS, audit_run, audit_store, summary_rows
 from debugger.cli_support import command, emit_json, open_store
 from debugger.errors import MigrationError, StepscopeError
 from debugger.migrations import SETTING, DryRunReport, Registry, dry_run, load_registry
 from debugger.model import AuditReport
-
-VERDICT_WORDS = {
-    "completed": "completed",
-    "resumable": "resumable",
-    "resumable_after_checks": "resumable after checks",
-    "restart_required": "restart required",
-}
 
 
 def _migrations_option(f: click.decorators.FC) -> click.decorators.FC:

@@ -1,31 +1,32 @@
 """Audit page: the verdict of every run, and the findings of one, each linked to its step.
 
-Everything shown comes from ``debugger.audit`` (the same functions as ``stepscope audit``);
+Everything shown comes from ``debugger.pages_data.audit`` over ``debugger.audit`` (the same
+functions as ``stepscope audit``);
 a finding's step opens the Timeline at ``?run=...&step=...``.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import orjson
 import pandas as pd
 import streamlit as st
 
-from debugger.audit import audit_run, audit_store, summary_rows
+from debugger.audit import audit_run, verdict_title
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
+from debugger.pages_data.audit import effect_rows, verdict_rows
 from debugger.store import Store
 from debugger.ui.common import get_store, guarded, page_for, page_labels
 
 TITLE, ICON, URL = page_labels(__name__)
 
-VERDICTS = {
-    "completed": ("Completed", ":material/check_circle:"),
-    "resumable": ("Resumable", ":material/play_circle:"),
-    "resumable_after_checks": ("Resumable after checks", ":material/pending_actions:"),
-    "restart_required": ("Restart required", ":material/restart_alt:"),
+ICONS = {
+    "completed": ":material/check_circle:",
+    "resumable": ":material/play_circle:",
+    "resumable_after_checks": ":material/pending_actions:",
+    "restart_required": ":material/restart_alt:",
 }
 SEVERITY_BADGES = {"error": ":red-badge[error]", "warning": ":orange-badge[warning]",
                    "info": ":blue-badge[info]"}  # fmt: skip
@@ -47,7 +48,7 @@ def migrations_module() -> str | None:
 @st.cache_data(max_entries=16, show_spinner=False)
 def _verdicts_json(_store: Store, path: str, generation: int, module: str | None) -> str:
     # keyed on the store path and generation (an import bumps it), not on the connection
-    return orjson.dumps(summary_rows(audit_store(_store, module))).decode()
+    return orjson.dumps(verdict_rows(_store, module)).decode()
 
 
 def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
@@ -55,10 +56,7 @@ def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
     text = guarded(_verdicts_json, store, store.path, generation, module)
     if text is None:
         return None
-    frame = pd.DataFrame(orjson.loads(text))
-    if not frame.empty:
-        frame["verdict"] = frame["verdict"].map(lambda v: VERDICTS[v][0])
-    return frame
+    return pd.DataFrame(orjson.loads(text))
 
 
 def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
@@ -107,15 +105,14 @@ def _findings(report: AuditReport) -> None:
 
 
 def _verdict(report: AuditReport) -> None:
-    label, icon = VERDICTS[report.verdict]
-    text = f"**{label}**\n\n" + "\n".join(f"- {r}" for r in report.reasons)
+    text = f"**{verdict_title(report)}**\n\n" + "\n".join(f"- {r}" for r in report.reasons)
     show = {
         "completed": st.success,
         "resumable": st.info,
         "resumable_after_checks": st.warning,
         "restart_required": st.error,
     }[report.verdict]
-    show(text, icon=icon)
+    show(text, icon=ICONS[report.verdict])
     if report.next_step is not None:
         st.markdown(
             f"**A resume would** continue from checkpoint `{report.resume_from}` "
@@ -123,18 +120,9 @@ def _verdict(report: AuditReport) -> None:
             + (", after verifying these effects by key:" if report.verify_effects else ".")
         )
     if report.verify_effects:
-        st.dataframe(_effects_frame(report), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(effect_rows(report)), hide_index=True, width="stretch")
     if report.branches:
         st.caption(f"Other branches (not audited): {', '.join(report.branches)}")
-
-
-def _effects_frame(report: AuditReport) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = [
-        {"key": c.idempotency_key, "tool": c.tool, "step": c.step_index, "status": c.status,
-         "args": orjson.dumps(c.args).decode()}
-        for c in report.verify_effects
-    ]  # fmt: skip
-    return pd.DataFrame(rows)
 
 
 def page() -> None:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import pandas as pd
 import streamlit as st
 
-from debugger.diff import diff_states
 from debugger.errors import StepscopeError
 from debugger.migrations import (
     DryRunReport,
@@ -24,7 +22,13 @@ from debugger.migrations import (
     iter_steps,
     load_registry,
     migrated,
-    stored_versions,
+)
+from debugger.pages_data.migrations import (
+    change_rows,
+    checkpoint_labels,
+    dry_run_rows,
+    failure_rows,
+    version_rows,
 )
 from debugger.store import Store
 from debugger.ui.audit import migrations_module
@@ -34,33 +38,11 @@ TITLE, ICON, URL = page_labels(__name__)
 
 
 def _versions(store: Store, registry: Registry | None) -> None:
-    counts = guarded(stored_versions, store)
-    if counts is None:
+    rows = guarded(version_rows, store, registry)
+    if rows is None:
         return
-    rows = []
-    for version, n in counts.items():
-        row: dict[str, Any] = {"schema_version": _label(version),
-                               "checkpoints": n}  # fmt: skip
-        if registry is not None:
-            row["reaches current"] = registry.reachable(version)
-        rows.append(row)
     st.subheader("Schema versions in the store")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
-
-
-def _label(version: int | None) -> str:
-    return "none" if version is None else str(version)
-
-
-def _dry_run_frame(report: DryRunReport) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {"version": _label(v.version), "checkpoints": v.checkpoints, "clean": v.clean,
-             "failed": v.failed, "restart required": v.restart_required,
-             "path": " → ".join(map(str, v.path)) if v.path else f"none: {v.reason}"}
-            for v in report.versions
-        ]
-    )  # fmt: skip
 
 
 def _dry_run(store: Store, registry: Registry) -> None:
@@ -71,12 +53,8 @@ def _dry_run(store: Store, registry: Registry) -> None:
     report = st.session_state.get("migrations_report")
     if not isinstance(report, DryRunReport) or report.module != registry.module:
         return
-    st.dataframe(_dry_run_frame(report), hide_index=True, width="stretch")
-    failures = [
-        {"version": v.version, "run": f.run_id, "step": f.step_index,
-         "checkpoint": f.checkpoint_id, "error": f.error}
-        for v in report.versions for f in v.failures
-    ]  # fmt: skip
+    st.dataframe(pd.DataFrame(dry_run_rows(report)), hide_index=True, width="stretch")
+    failures = failure_rows(report)
     if failures:
         st.error(f"{sum(v.failed for v in report.versions)} checkpoint(s) failed to migrate")
         st.dataframe(pd.DataFrame(failures), hide_index=True, width="stretch")
@@ -96,7 +74,7 @@ def _side_by_side(store: Store, registry: Registry) -> None:
     ckpts = guarded(store.checkpoints, run_id) or []
     if not ckpts:
         return
-    labels = [f"step {c.step_index} · v{c.schema_version} · {c.checkpoint_id}" for c in ckpts]
+    labels = checkpoint_labels(ckpts)
     pick = st.selectbox("Checkpoint", range(len(ckpts)), format_func=labels.__getitem__,
                         index=len(ckpts) - 1, key="migrations_ckpt")  # fmt: skip
     ckpt = ckpts[pick]
@@ -117,16 +95,8 @@ def _side_by_side(store: Store, registry: Registry) -> None:
     _changes(result.stored, result.migrated)
 
 
-def _short(value: Any) -> str:
-    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
-    return text if len(text) <= 120 else text[:119] + "…"
-
-
 def _changes(stored: Any, migrated_state: Any) -> None:
-    rows = [
-        {"path": r.path, "kind": r.kind, "stored": _short(r.old), "migrated": _short(r.new)}
-        for r in diff_states(stored, migrated_state)
-    ]
+    rows = change_rows(stored, migrated_state)
     with st.expander(f"What the migrations changed ({len(rows)} differences)"):
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
