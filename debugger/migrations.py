@@ -116,18 +116,38 @@ class MigratedState:
     """``current`` (no migration needed) or ``migrated``."""
 
 
-def registry_from_module(module: ModuleType) -> Registry:
+def registry_from_module(module: ModuleType, current_version: int | None = None) -> Registry:
     """Build a registry from an imported module.
 
+    Args:
+        module: the migrations module.
+        current_version: the version to migrate to, when the caller knows it (the runtime
+            passes the version its agent writes); the module's ``CURRENT_VERSION`` may then be
+            absent, and must agree when present.
+
     Raises:
-        MigrationError: the module has no integer ``CURRENT_VERSION`` or a step that skips.
+        MigrationError: no integer ``CURRENT_VERSION`` (and none given), one that disagrees
+            with ``current_version``, or a step that skips a version.
     """
-    current = getattr(module, "CURRENT_VERSION", None)
-    if not isinstance(current, int) or isinstance(current, bool):
+    declared = getattr(module, "CURRENT_VERSION", None)
+    if not isinstance(declared, int) or isinstance(declared, bool):
+        declared = None
+    if current_version is not None and declared not in (None, current_version):
+        raise MigrationError(
+            f"module {module.__name__} has CURRENT_VERSION {declared}, the code reads "
+            f"version {current_version}",
+            "set CURRENT_VERSION to the version the agent writes",
+        )
+    current = current_version if current_version is not None else declared
+    if current is None:
         raise MigrationError(
             f"module {module.__name__} has no integer CURRENT_VERSION",
             "add CURRENT_VERSION = <int> to it (see docs/migrations.md)",
         )
+    return Registry(module=module.__name__, current_version=current, steps=_steps(module))
+
+
+def _steps(module: ModuleType) -> dict[int, MigrateFn]:
     steps: dict[int, MigrateFn] = {}
     for name in dir(module):
         match = _STEP_NAME.match(name)
@@ -142,7 +162,7 @@ def registry_from_module(module: ModuleType) -> Registry:
         fn = getattr(module, name)
         if callable(fn):
             steps[src] = fn
-    return Registry(module=module.__name__, current_version=current, steps=steps)
+    return steps
 
 
 def load_registry(module: str | None = None) -> Registry | None:

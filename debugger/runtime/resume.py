@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from debugger.errors import MigrationError
+from debugger.migrations import migrate_state, registry_from_module
 from debugger.runtime.clock import iso
 from debugger.runtime.context import Session
 from debugger.runtime.spec import Faults, RuntimeRefusal
@@ -62,20 +64,19 @@ def _migrate(rt: Runtime, ck: StoredCheckpoint, record: dict[str, Any]) -> Any:
     have, want = ck.schema_version, rt.schema_version
     if have == want or want is None:
         return ck.state
-    if have is None or have > want or rt.migrations is None:
+    if rt.migrations is None:
         raise RuntimeRefusal(
             f"checkpoint {ck.checkpoint_id} has state schema v{have}, the agent writes v{want}",
             "pass migrations= with the vN_to_vM functions, or restart the run",
         )
-    state = ck.state
-    for v in range(have, want):
-        fn = getattr(rt.migrations, f"v{v}_to_v{v + 1}", None)
-        if fn is None:
-            raise RuntimeRefusal(
-                f"no migration from state schema v{v} to v{v + 1} (checkpoint {ck.checkpoint_id})",
-                "restart required: start a new run from the original input",
-            )
-        state = fn(state)
+    # the same rule as the audit and `stepscope migrate`: a missing step is restart required
+    try:
+        registry = registry_from_module(rt.migrations, current_version=want)
+        state, _ = migrate_state(ck.state, have, registry)
+    except MigrationError as e:
+        raise RuntimeRefusal(
+            f"checkpoint {ck.checkpoint_id}: {e.message}", f"{e.title.lower()}: {e.hint}"
+        ) from e
     record["migrated_from"] = have
     return state
 

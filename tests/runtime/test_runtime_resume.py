@@ -177,3 +177,25 @@ def test_schema_migration_on_resume(tmp_path: Path) -> None:
     cps = checkpoints(db)
     assert cps[2]["metadata"]["resume"]["migrated_from"] == 1
     assert "old" in cps[1]["working_state"] and "old" not in cps[2]["working_state"]
+
+
+def test_a_failing_migration_refuses_the_resume_and_leaves_the_state(tmp_path: Path) -> None:
+    db, world = tmp_path / "runs.sqlite", World()
+    with runtime(db, world, schema_version=1) as rt:
+        rt.start("r", {"n": 0, "paid": [], "old": True}, faults=Faults(stop_after_step=1))
+
+    def v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
+        state.pop("old")  # mutates its argument: the stored state must not see it
+        raise KeyError("paid_total")
+
+    mig = types.ModuleType("mig")
+    mig.v1_to_v2 = v1_to_v2  # type: ignore[attr-defined]
+    with runtime(db, world, migrations=mig) as rt, pytest.raises(RuntimeRefusal) as e:
+        rt.resume("r")
+    assert "mig.v1_to_v2 failed: KeyError" in str(e.value)
+    assert "migration failed" in str(e.value)
+    assert "old" in checkpoints(db)[-1]["working_state"]
+    mig.CURRENT_VERSION = 3  # type: ignore[attr-defined]
+    with runtime(db, world, migrations=mig) as rt, pytest.raises(RuntimeRefusal) as e:
+        rt.resume("r")
+    assert "CURRENT_VERSION 3" in str(e.value)
