@@ -15,7 +15,7 @@ import orjson
 
 from debugger.audit.registry import AuditInput, rule
 from debugger.audit.registry import finding as _f
-from debugger.model import EffectCheck, Finding
+from debugger.model import EffectCheck, Finding, Severity
 
 OPEN = ("pending", "unknown")
 DONE = ("committed", "failed")
@@ -160,7 +160,7 @@ def key_twice(inp: AuditInput) -> list[Finding]:
             continue
         steps = ", ".join(str(r[3]) for r in runs)
         ok = sum(r[4] for r in runs)
-        severity = "error" if ok >= 2 else "warning"
+        severity: Severity = "error" if ok >= 2 else "warning"
         out.append(
             _f("key-executed-twice", severity, runs[1][3],
                f"{runs[0][1]} with key {key} was executed {len(runs)} times (steps {steps}; "
