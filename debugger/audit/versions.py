@@ -13,8 +13,6 @@ from debugger.errors import MigrationError
 from debugger.migrations import Registry, RestartRequired, migrate_state
 from debugger.model import Finding
 
-# -- versions -----------------------------------------------------------------------------
-
 
 @rule("model-version-changed", "tool-version-changed")
 def version_changes(inp: AuditInput) -> list[Finding]:
