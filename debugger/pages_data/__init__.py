@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         needing_attention,
         status_counts,
     )
-    from debugger.pages_data.step import (
+    from debugger.pages_data.timeline import (
         MAX_DIFF_ROWS,
         StepRef,
         StepView,

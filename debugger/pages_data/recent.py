@@ -19,7 +19,7 @@ from debugger.model import Checkpoint
 from debugger.store import Store
 
 if TYPE_CHECKING:
-    from debugger.pages_data.step import StepRef
+    from debugger.pages_data.timeline import StepRef
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from debugger.model import Run
 from debugger.ui.status import status_badge
 
 if TYPE_CHECKING:
-    from debugger.fork_tree import ForkTree
+    from debugger.pages_data.fork_tree import ForkTree
 
 
 def run_header(run: Run) -> None:
@@ -204,7 +204,7 @@ def fork_tree(tree: ForkTree) -> None:
         n = sum(len(s.checkpoints) for s in tree.segments)
         st.caption(f"No forks: one line of {n} checkpoints, no replays.")
         return
-    from debugger.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
+    from debugger.pages_data.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
 
     st.graphviz_chart(fork_dot(tree), width="content")
     if tree.branch_points:

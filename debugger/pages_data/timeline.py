@@ -17,26 +17,15 @@ import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.diff_text import StateText
-from debugger.json_text import loads
+from debugger.json_text import loads, preview
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
 
-PREVIEW_CHARS = 240
-"""Longest preview of one value (old/new of a diff row, a call's request or response)."""
 MAX_DIFF_ROWS = 150
 """Diff rows shown for one step; the rest are counted, and the Diff page shows them all."""
 BUDGETS = (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms"))
 """Budget column and the key of its limit in ``metadata.limits``."""
-
-
-def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
-    """Compact JSON of a value, cut to ``limit`` characters (with an ellipsis)."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
