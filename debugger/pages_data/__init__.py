@@ -3,11 +3,14 @@
 Every function reads through :class:`debugger.store.Store` and returns small, JSON-ready
 records; the Streamlit pages in ``debugger/ui/`` only render them.
 
-- :mod:`~debugger.pages_data.step`: one step of a run (diff from the previous step, budgets,
-  pending effects, metadata with changes marked, the step's calls) and the budget series.
+- :mod:`~debugger.pages_data.timeline`: one step of a run (diff from the previous step,
+  budgets, pending effects, metadata with changes marked, the step's calls) and the budget
+  series; :mod:`~debugger.pages_data.recent` keeps the last checkpoints read.
+- :mod:`~debugger.pages_data.fork_tree`: where a run branches, for the Timeline.
 - :mod:`~debugger.pages_data.runs`: the runs table and audit findings by step.
 - :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
-- :mod:`debugger.fork_tree`: where a run branches.
+- :mod:`~debugger.pages_data.imports`: the Import page's imports and uploads.
+- :mod:`~debugger.pages_data.replay`: the Replay page's tables and messages.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ if TYPE_CHECKING:
         StepView,
         budget_series,
         find_ref,
-        preview,
         previous_ref,
         step_refs,
         step_view,
@@ -43,15 +45,16 @@ _HOME = {
         ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention",
          "status_counts"), "runs"),
     **dict.fromkeys(
-        ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
-         "previous_ref", "step_refs", "step_view", "view_of"), "step"),
+        ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref",
+         "previous_ref", "step_refs", "step_view", "view_of"), "timeline"),
 }  # fmt: skip
-"""Where each name lives. The submodules are imported on first use: the Runs page (the app's
-first page) needs none of the diff code, whose DeepDiff and pydantic imports took ~0.3 s of
-the app's start."""
+"""Where each name lives. The submodules are imported on first use, so the Runs page (the
+app's first page) does not wait for the diff code's DeepDiff and pydantic imports."""
 
 
-_SUBMODULES = frozenset({"diffview", "imports", "recent", "runs", "step"})
+_SUBMODULES = frozenset(
+    {"diffview", "fork_tree", "imports", "recent", "replay", "runs", "timeline"}
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -76,7 +79,6 @@ __all__ = [
     "find_ref",
     "findings_by_step",
     "needing_attention",
-    "preview",
     "previous_ref",
     "status_counts",
     "step_refs",

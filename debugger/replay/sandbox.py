@@ -238,7 +238,8 @@ class SandboxContext:
             original = match.entry.brief()
             message = (
                 f"step {self.step_index}: {record['name']} called with different arguments "
-                f"({preview(record['request'], 120)} instead of {preview(match.entry.request, 120)})"
+                f"({preview(record['request'], 120)} instead of "
+                f"{preview(match.entry.request, 120)})"
             )
         return {
             "step_index": self.step_index,

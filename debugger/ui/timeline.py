@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 import streamlit as st
 
-from debugger import fork_tree, pages_data
+from debugger import pages_data
 from debugger.errors import StepscopeError
 from debugger.model import Run
+from debugger.pages_data import fork_tree
 from debugger.ui import widgets
 from debugger.ui.common import (
     findings_json,
