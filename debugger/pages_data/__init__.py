@@ -7,7 +7,10 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
   budgets, pending effects, metadata with changes marked, the step's calls) and the budget
   series; :mod:`~debugger.pages_data.recent` keeps the last checkpoints read.
 - :mod:`~debugger.pages_data.fork_tree`: where a run branches, for the Timeline.
-- :mod:`~debugger.pages_data.runs`: the runs table and audit findings by step.
+- :mod:`~debugger.pages_data.findings`: a run's audit findings by step, for the Timeline.
+- :mod:`~debugger.pages_data.runs`: runs needing attention, counts per status, the filters;
+  :mod:`~debugger.pages_data.run_list` lays the list out as a Markdown table, and
+  :mod:`~debugger.pages_data.status` gives each status its colour, icon and badge.
 - :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
 - :mod:`~debugger.pages_data.imports`: the Import page's imports and uploads.
 - :mod:`~debugger.pages_data.replay`: the Replay page's tables and messages.
@@ -20,13 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from debugger.pages_data.diffview import diff_view
-    from debugger.pages_data.runs import (
-        ATTENTION,
-        audit_findings,
-        findings_by_step,
-        needing_attention,
-        status_counts,
-    )
+    from debugger.pages_data.findings import audit_findings, findings_by_step
+    from debugger.pages_data.runs import ATTENTION, needing_attention, status_counts
     from debugger.pages_data.timeline import (
         MAX_DIFF_ROWS,
         StepRef,
@@ -41,9 +39,8 @@ if TYPE_CHECKING:
 
 _HOME = {
     "diff_view": "diffview",
-    **dict.fromkeys(
-        ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention",
-         "status_counts"), "runs"),
+    **dict.fromkeys(("audit_findings", "findings_by_step"), "findings"),
+    **dict.fromkeys(("ATTENTION", "needing_attention", "status_counts"), "runs"),
     **dict.fromkeys(
         ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref",
          "previous_ref", "step_refs", "step_view", "view_of"), "timeline"),
@@ -53,8 +50,9 @@ app's first page) does not wait for the diff code's DeepDiff and pydantic import
 
 
 _SUBMODULES = frozenset(
-    {"diffview", "fork_tree", "imports", "recent", "replay", "runs", "timeline"}
-)
+    {"diffview", "findings", "fork_tree", "imports", "recent", "replay", "run_list", "runs",
+     "status", "timeline"}
+)  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from debugger.model import Run
-from debugger.ui.status import status_badge
+from debugger.pages_data.status import status_badge
 
 if TYPE_CHECKING:
     from debugger.pages_data.fork_tree import ForkTree
@@ -167,7 +167,7 @@ def _metadata(rows: list[dict[str, Any]]) -> None:
 
 def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
     """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
-    import altair as alt  # here, not at the top: it costs ~0.6 s, and the Runs page opens first
+    import altair as alt  # here, not at the top: it is slow to import, and Runs opens first
 
     cols = st.columns(3)
     for col, (column, limit_key) in zip(
