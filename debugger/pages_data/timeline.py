@@ -9,6 +9,7 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -88,6 +89,23 @@ def previous_ref(refs: list[StepRef], position: int) -> StepRef | None:
             if other.checkpoint_id == ref.parent_id:
                 return other
     return refs[position - 1] if position > 0 else None
+
+
+def url_checkpoint(refs: list[StepRef], position: int) -> str | None:
+    """The checkpoint id a link to ``position`` needs: None when the step alone names it."""
+    ref = refs[position]
+    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
+    return None if alone else ref.checkpoint_id
+
+
+def nav_label(ref: StepRef, steps_with_findings: Collection[int | None]) -> str:
+    """The navigator's label of a step, marked when the audit found something there."""
+    return ref.label + (" ⚠" if ref.step_index in steps_with_findings else "")
+
+
+def ignore_paths(text: str) -> tuple[str, ...]:
+    """State paths to leave out of the diff, from a comma-separated list."""
+    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 @dataclass(frozen=True)
