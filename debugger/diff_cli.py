@@ -12,7 +12,7 @@ import click
 
 from debugger.cli_support import command, emit_json, open_store
 from debugger.diff import CheckpointDiff, DiffRow, diff_refs, parse_spec
-from debugger.views import compact
+from debugger.json_text import preview
 
 VALUE_WIDTH = 48
 """Widest old/new value in the text table; --json has the full values."""
@@ -93,4 +93,4 @@ def _path(r: DiffRow) -> str:
 
 
 def _value(value: Any, absent: bool) -> str:
-    return "-" if absent else compact(value, VALUE_WIDTH)
+    return "-" if absent else preview(value, VALUE_WIDTH)

@@ -37,3 +37,34 @@ def loads(text: str | bytes | memoryview | None, default: Any = None) -> Any:
         except orjson.JSONDecodeError:
             pass
     return json.loads(text)
+
+
+PREVIEW_CHARS = 240
+"""Longest preview of one value by default (a diff row's old and new, a call's request)."""
+ELLIPSIS = "…"
+"""What ends a cut preview."""
+
+
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A value as one line of short JSON-like text, cut to ``limit`` characters.
+
+    Strings are quoted (``"1"`` and ``1`` look different), keys keep the value's own order,
+    and a cut text ends in a single ``…``. What JSON cannot hold (an object, an integer past
+    64 bits) is shown by its ``repr``; newlines never appear, so a preview fits a table cell.
+
+    Args:
+        value: any value.
+        limit: the longest text returned (at least 1).
+
+    Returns:
+        The text, ``limit`` characters or fewer.
+    """
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
+    except TypeError:  # integers past 64 bits, circular references
+        try:
+            text = json.dumps(value, default=repr, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            text = repr(value)
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + ELLIPSIS

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from debugger.json_text import ELLIPSIS, preview
+
 if TYPE_CHECKING:
     from debugger.diff_checkpoint import CheckpointDiff
     from debugger.diff_states import DiffRow
@@ -39,19 +41,10 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def compact(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """A value as short JSON (strings quoted, so ``"1"`` and ``1`` look different)."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def json_cell(value: Any) -> str:
     """A cell showing a value as compact JSON; the full JSON in the tooltip when cut."""
-    short = compact(value)
-    full = compact(value, limit=10_000) if short.endswith("…") else short
+    short = preview(value, MAX_VALUE_CHARS)
+    full = preview(value, limit=10_000) if short.endswith(ELLIPSIS) else short
     title = f' title="{esc(full)}"' if short != full else ""
     return f"<td{title}>{esc(short)}</td>"
 
@@ -120,8 +113,8 @@ def checkpoint_html(c: Checkpoint) -> str:
         ("budgets", f"{b.tokens_spent:,} tokens, {b.steps_spent} steps, "
                     f"{b.wall_clock_ms:,} ms"),
         ("model_version", c.model_version),
-        ("tool_versions", compact(c.tool_versions)),
-        ("metadata", compact(c.metadata)),
+        ("tool_versions", preview(c.tool_versions, MAX_VALUE_CHARS)),
+        ("metadata", preview(c.metadata, MAX_VALUE_CHARS)),
         ("state", f"{c.state_bytes:,} bytes, hash {c.state_hash[:12]}"),
     ]  # fmt: skip
     pending = _effects_table(c.pending_effects)

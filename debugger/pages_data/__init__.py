@@ -3,11 +3,17 @@
 Every function reads through :class:`debugger.store.Store` and returns small, JSON-ready
 records; the Streamlit pages in ``debugger/ui/`` only render them.
 
-- :mod:`~debugger.pages_data.step`: one step of a run (diff from the previous step, budgets,
-  pending effects, metadata with changes marked, the step's calls) and the budget series.
-- :mod:`~debugger.pages_data.runs`: the runs table and audit findings by step.
+- :mod:`~debugger.pages_data.timeline`: one step of a run (diff from the previous step,
+  budgets, pending effects, metadata with changes marked, the step's calls) and the budget
+  series; :mod:`~debugger.pages_data.recent` keeps the last checkpoints read.
+- :mod:`~debugger.pages_data.fork_tree`: where a run branches, for the Timeline.
+- :mod:`~debugger.pages_data.findings`: a run's audit findings by step, for the Timeline.
+- :mod:`~debugger.pages_data.runs`: runs needing attention, counts per status, the filters;
+  :mod:`~debugger.pages_data.run_list` lays the list out as a Markdown table, and
+  :mod:`~debugger.pages_data.status` gives each status its colour, icon and badge.
 - :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
-- :mod:`debugger.fork_tree`: where a run branches.
+- :mod:`~debugger.pages_data.imports`: the Import page's imports and uploads.
+- :mod:`~debugger.pages_data.replay`: the Replay page's tables and messages.
 """
 
 from __future__ import annotations
@@ -17,20 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from debugger.pages_data.diffview import diff_view
-    from debugger.pages_data.runs import (
-        ATTENTION,
-        audit_findings,
-        findings_by_step,
-        needing_attention,
-        status_counts,
-    )
-    from debugger.pages_data.step import (
+    from debugger.pages_data.findings import audit_findings, findings_by_step
+    from debugger.pages_data.runs import ATTENTION, needing_attention, status_counts
+    from debugger.pages_data.timeline import (
         MAX_DIFF_ROWS,
         StepRef,
         StepView,
         budget_series,
         find_ref,
-        preview,
         previous_ref,
         step_refs,
         step_view,
@@ -39,19 +39,20 @@ if TYPE_CHECKING:
 
 _HOME = {
     "diff_view": "diffview",
+    **dict.fromkeys(("audit_findings", "findings_by_step"), "findings"),
+    **dict.fromkeys(("ATTENTION", "needing_attention", "status_counts"), "runs"),
     **dict.fromkeys(
-        ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention",
-         "status_counts"), "runs"),
-    **dict.fromkeys(
-        ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref", "preview",
-         "previous_ref", "step_refs", "step_view", "view_of"), "step"),
+        ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref",
+         "previous_ref", "step_refs", "step_view", "view_of"), "timeline"),
 }  # fmt: skip
-"""Where each name lives. The submodules are imported on first use: the Runs page (the app's
-first page) needs none of the diff code, whose DeepDiff and pydantic imports took ~0.3 s of
-the app's start."""
+"""Where each name lives. The submodules are imported on first use, so the Runs page (the
+app's first page) does not wait for the diff code's DeepDiff and pydantic imports."""
 
 
-_SUBMODULES = frozenset({"diffview", "imports", "recent", "runs", "step"})
+_SUBMODULES = frozenset(
+    {"diffview", "findings", "fork_tree", "imports", "recent", "replay", "run_list", "runs",
+     "status", "timeline"}
+)  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
@@ -76,7 +77,6 @@ __all__ = [
     "find_ref",
     "findings_by_step",
     "needing_attention",
-    "preview",
     "previous_ref",
     "status_counts",
     "step_refs",

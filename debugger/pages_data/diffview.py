@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from debugger.diff import CheckpointSpec, diff_refs
+from debugger.json_text import preview
 from debugger.pages_data.recent import gc_paused
-from debugger.pages_data.step import diff_rows, preview
+from debugger.pages_data.timeline import diff_rows
 from debugger.store import Store
 
 SIDE_VALUE_CHARS = 2000

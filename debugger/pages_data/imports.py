@@ -8,8 +8,9 @@ file the same process holds read-only) and reopen them after.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -21,6 +22,10 @@ from loaders.base import ProgressFn
 
 UPLOAD_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".parquet")
 """File kinds the Import page accepts as an upload."""
+KINDS = ("A file path", "An uploaded file", "A Postgres URL")
+"""The kinds of source the Import page offers."""
+FLAVOURS = ("auto", "native", "langgraph", "mapped")
+"""The flavours the Import page offers (``auto`` detects the source's)."""
 
 
 @dataclass(frozen=True)
@@ -75,3 +80,26 @@ def import_upload(
         path = Path(tmp) / Path(name).name
         path.write_bytes(data)
         return import_into(store_path, str(path), flavour, mapping, progress)
+
+
+def progress(table: str, done: int, total: int | None) -> tuple[float, str]:
+    """The progress bar's share and text for ``done`` rows of ``table`` read so far.
+
+    Args:
+        table: the source table being read.
+        done: rows read so far.
+        total: the table's rows, when the source can tell (else the bar stays half way).
+    """
+    if total:
+        return min(done / total, 1.0), f"{table}: {done:,} of {total:,} rows"
+    return 0.5, f"{table}: {done:,} rows"
+
+
+def table_rows(report: ImportReport) -> list[dict[str, Any]]:
+    """The report's counts, one row per source table."""
+    return [{"table": t, **asdict(c)} for t, c in report.tables.items()]
+
+
+def reason_rows(report: ImportReport) -> list[dict[str, Any]]:
+    """Quarantined rows counted by reason."""
+    return [{"reason": r, "rows": n} for r, n in report.quarantine_reasons.items()]

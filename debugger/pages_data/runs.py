@@ -1,17 +1,21 @@
-"""The Runs page's data: runs needing attention first, runs per status; audit findings by
-step for the Timeline."""
+"""The Runs page's data: runs needing attention first, runs per status, the filters in words.
+
+The list itself, a Markdown table, is :mod:`debugger.pages_data.run_list`.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, time
 from typing import Any
 
-from debugger.audit import audit_run
 from debugger.model import ATTENTION_STATUSES, RUN_STATUSES, Run
 from debugger.store import Store
 
 ATTENTION = ATTENTION_STATUSES
 """Statuses the Runs page makes stand out."""
+ANY_AGENT = "(any)"
+"""The agent choice that filters nothing."""
 
 
 def needing_attention(store: Store, limit: int, **filters: datetime | str | None) -> list[Run]:
@@ -31,42 +35,46 @@ def status_counts(store: Store) -> dict[str, int]:
     return {s: counts.get(s, 0) for s in RUN_STATUSES}
 
 
-def audit_findings(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """The run's audit findings (rule_id, severity, step_index, message, hint).
+def run_filters(
+    statuses: Sequence[str], agent: str | None, text: str, dates: Any
+) -> dict[str, datetime | str | None]:
+    """The store's run filters (``Store.run_page``) from the Runs page's inputs.
 
-    The step navigator marks the steps that have findings (``debugger.audit.audit_run``, cached)
-    and each step shows its own.
-
-    Raises:
-        StepscopeError: the audit could not run (for example a broken migrations module).
+    Args:
+        statuses: statuses picked (none: every status).
+        agent: the agent picked, None or ``(any)`` for every agent.
+        text: the search box's text.
+        dates: the date range picked (a sequence of one or two dates, else no range).
     """
+    since = until = None
+    if isinstance(dates, tuple | list) and len(dates) >= 1:
+        since = datetime.combine(dates[0], time.min)
+        until = datetime.combine(dates[-1], time.max)
+    return {
+        "status": ",".join(statuses) or None,
+        "agent": None if agent in (None, ANY_AGENT) else agent,
+        "text": text or None,
+        "since": since,
+        "until": until,
+    }
 
-    return [
-        {
-            "rule_id": f.rule_id,
-            "severity": f.severity,
-            "step_index": f.step_index,
-            "message": f.message,
-            "hint": f.hint,
-        }
-        for f in audit_run(store, run_id).findings
-    ]
+
+def described(filters: dict[str, Any]) -> str:
+    """The active filters in words, for the page's caption (``""`` when none is set)."""
+    parts = []
+    if filters.get("status"):
+        parts.append(f"status {str(filters['status']).replace(',', ', ')}")
+    if filters.get("agent"):
+        parts.append(f"agent {filters['agent']}")
+    if filters.get("text"):
+        parts.append(f"matching “{filters['text']}”")
+    since, until = filters.get("since"), filters.get("until")
+    if isinstance(since, datetime) and isinstance(until, datetime):
+        parts.append(f"last checkpoint {since.date()} to {until.date()}")
+    return ("; ".join(parts)).join(("Filtered by ", ". ")) if parts else ""
 
 
-def findings_by_step(
-    findings: list[dict[str, Any]], steps: list[int]
-) -> dict[int | None, list[dict[str, Any]]]:
-    """Group findings by the checkpoint step they belong to.
-
-    A finding at a step with no checkpoint (an effect attempted after the last checkpoint,
-    say) belongs to the last checkpoint before it; run-wide findings go under None.
-    """
-    out: dict[int | None, list[dict[str, Any]]] = {}
-    known = sorted(set(steps))
-    for f in findings:
-        step = f.get("step_index")
-        if step is not None and known and step not in known:
-            earlier = [s for s in known if s < step]
-            step = earlier[-1] if earlier else known[0]
-        out.setdefault(step, []).append(f)
-    return out
+def range_caption(at: int, pages: int, total: int, rows: int) -> str:
+    """Which runs a page of ``rows`` runs shows (``at`` counts from 0)."""
+    first, last = at * rows + 1, min(total, (at + 1) * rows)
+    return f"Runs {first}–{last} of {total} (page {at + 1} of {pages})"

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from debugger.errors import ReplayError
+from debugger.json_text import preview
 from debugger.replay.tape import Match, Tape, TapeEntry, as_json
 
 Mode = Literal["strict", "lenient"]
@@ -201,7 +202,7 @@ class SandboxContext:
                 else ""
             )
             raise NoRecordedAnswer(
-                f"the replay has no answer for {kind} call {name}({_short(request, 60)}) at "
+                f"the replay has no answer for {kind} call {name}({preview(request, 60)}) at "
                 f"step {self.step_index}{lost}",
                 f"pass --mocks with a module defining `{'model' if kind == 'model' else name}`",
             )
@@ -229,7 +230,7 @@ class SandboxContext:
         if match.status == "unexpected":
             message = (
                 f"step {self.step_index}: {record['kind']} call {record['name']} "
-                f"({_short(record['request'])}) is not in the original"
+                f"({preview(record['request'], 120)}) is not in the original"
             )
             original = None
         else:
@@ -237,7 +238,8 @@ class SandboxContext:
             original = match.entry.brief()
             message = (
                 f"step {self.step_index}: {record['name']} called with different arguments "
-                f"({_short(record['request'])} instead of {_short(match.entry.request)})"
+                f"({preview(record['request'], 120)} instead of "
+                f"{preview(match.entry.request, 120)})"
             )
         return {
             "step_index": self.step_index,
@@ -246,8 +248,3 @@ class SandboxContext:
             "call": call,
             "original": original,
         }
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

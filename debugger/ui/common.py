@@ -45,7 +45,7 @@ PAGES = (
     PageInfo("audit", "Audit", ":material/fact_check:", "audit"),
     PageInfo("replay", "Replay", ":material/replay:", "replay"),
     PageInfo("migrations", "Migrations", ":material/upgrade:", "migrations"),
-    PageInfo("import_page", "Import", ":material/upload:", "import"),
+    PageInfo("imports", "Import", ":material/upload:", "import"),
     PageInfo("sql", "SQL", ":material/terminal:", "sql"),
 )
 """The app's pages in sidebar order (the first is the default).

@@ -14,6 +14,19 @@ import pandas as pd
 import streamlit as st
 
 from debugger.model import Run
+from debugger.pages_data.replay import (
+    Link,
+    counts,
+    duplicate_messages,
+    headline,
+    originals,
+    query_string,
+    replay_ids,
+    report_tables,
+    split_baseline,
+    step_links,
+    suggested_inputs,
+)
 from debugger.replay.engine import MODES, Progress, replay
 from debugger.replay.output import saved_report
 from debugger.ui.common import (
@@ -28,21 +41,15 @@ from debugger.ui.common import (
 
 TITLE, ICON, URL = page_labels(__name__)
 
-SAMPLE_AGENT = "sample_checkpoints.refund_desk.agent:fixed_agent"
-SAMPLE_MOCKS = "sample_checkpoints.refund_desk.replay_mocks"
-SAMPLE_BASELINE = "sample_checkpoints.refund_desk.agent:agent"
-
 
 def _defaults(run: Run) -> None:
-    """Suggest the sample's agents and mocks for refund-desk runs (once per session)."""
-    if run.agent == "refund_desk":
-        st.session_state.setdefault("replay_agent", SAMPLE_AGENT)
-        st.session_state.setdefault("replay_mocks", SAMPLE_MOCKS)
-        st.session_state.setdefault("replay_baseline", SAMPLE_BASELINE)
+    """Suggest inputs for the run (once per session)."""
+    for key, value in suggested_inputs(run).items():
+        st.session_state.setdefault(key, value)
 
 
-def _setup(originals: list[Run]) -> dict[str, Any] | None:
-    ids = [r.run_id for r in originals]
+def _setup(runs: list[Run]) -> dict[str, Any] | None:
+    ids = [r.run_id for r in runs]
     wanted = st.query_params.get("run")
     if wanted in ids and st.session_state.get("replay_url_run") != wanted:
         st.session_state["replay_run"] = wanted
@@ -53,7 +60,7 @@ def _setup(originals: list[Run]) -> dict[str, Any] | None:
     run_id = st.selectbox("Run", ids, key="replay_run")
     if run_id is None:
         return None
-    run = next(r for r in originals if r.run_id == run_id)
+    run = next(r for r in runs if r.run_id == run_id)
     _defaults(run)
     st.session_state.setdefault("replay_step", run.last_step)
     left, right = st.columns(2)
@@ -83,10 +90,7 @@ def _setup(originals: list[Run]) -> dict[str, Any] | None:
 
 
 def _run(settings: dict[str, Any]) -> bool:
-    settings = dict(settings)
-    baseline = settings.pop("baseline")
-    if baseline == settings["agent"]:
-        baseline = None
+    settings, baseline = split_baseline(settings)
     bar = st.progress(0.0, text="starting the sandbox")
 
     def progress_for(who: str) -> Callable[[Progress], None]:
@@ -114,49 +118,34 @@ def _run(settings: dict[str, Any]) -> bool:
     return base is not None or not baseline  # keep a baseline's error on screen
 
 
-def _link(url: str, label: str, icon: str, **query: str) -> None:
-    page = page_for(url)
+_ICONS = {"diff": ":material/difference:", "timeline": ":material/timeline:"}
+
+
+def _link(link: Link) -> None:
+    page = page_for(link.url)
+    icon = _ICONS[link.url]
     if isinstance(page, st.Page):
-        st.page_link(page, label=label, icon=icon, query_params=query)
+        st.page_link(page, label=link.label, icon=icon, query_params=link.query)
     else:
-        st.markdown(f"[{label}]({url}?{'&'.join(f'{k}={v}' for k, v in query.items())})")
+        st.markdown(f"[{link.label}]({link.url}{query_string(link.query)})")
 
 
 def _step_links(report: dict[str, Any], step: int) -> None:
-    row = next((s for s in report["steps"] if s["step_index"] == step), None)
-    original, replayed = report["run_id"], report["replay_run_id"]
-    cols = st.columns(3)
-    with cols[0]:
-        if row and row["original_checkpoint_id"] and row["replay_checkpoint_id"]:
-            _link("diff", f"Diff at step {step}", ":material/difference:",
-                  a=f"{original}:{step}", b=f"{replayed}:{step}")  # fmt: skip
-        else:  # the original (or the replay) has no checkpoint at this step
-            before = max(report["from_step"], step - 1)
-            after = step if row and row["replay_checkpoint_id"] else before
-            label = f"Diff original step {before} / replay step {after}"
-            _link("diff", label, ":material/difference:",
-                  a=f"{original}:{before}", b=f"{replayed}:{after}")  # fmt: skip
-    with cols[1]:
-        _link("timeline", f"Original at step {step}", ":material/timeline:",
-              run=original, step=str(step))  # fmt: skip
-    with cols[2]:
-        _link("timeline", "Replay in the timeline", ":material/timeline:",
-              run=replayed, step=str(report["last_step"]))  # fmt: skip
+    for column, link in zip(st.columns(3), step_links(report, step), strict=True):
+        with column:
+            _link(link)
 
 
 def _headline(report: dict[str, Any]) -> None:
-    text = f"**{report['outcome']}**: {report['reason']}"
-    if report["outcome"] == "completed" and not report["diverged"]:
+    text, tone = headline(report)
+    if tone == "success":
         st.success(text, icon=":material/check_circle:")
-    elif report["outcome"] in ("diverged", "end_of_original", "completed", "parked"):
+    elif tone == "warning":
         st.warning(text, icon=":material/call_split:")
     else:
         st.error(text, icon=":material/error:")
-    m = st.columns(4)
-    m[0].metric("Steps run", len(report["steps"]))
-    m[1].metric("Divergences", len(report["divergences"]))
-    m[2].metric("Duplicate writes", len(report["duplicate_writes"]))
-    m[3].metric("Sandbox violations", len(report["violations"]))
+    for column, (label, value) in zip(st.columns(4), counts(report).items(), strict=True):
+        column.metric(label, value)
 
 
 def _show(report: dict[str, Any]) -> None:
@@ -171,51 +160,31 @@ def _show(report: dict[str, Any]) -> None:
         if first["diff"]:
             st.dataframe(pd.DataFrame(first["diff"]).astype(str), hide_index=True)
         _step_links(report, int(first["step_index"]))
-    for dup in report["duplicate_writes"]:
-        st.error(
-            f"In production this code would have sent a **duplicate {dup['tool']}** at step "
-            f"{dup['step_index']} (key `{dup['idempotency_key']}`): the original already made "
-            f"it at step {dup['original_step']} (status {dup['original_status']}).",
-            icon=":material/content_copy:",
-        )
+    for message in duplicate_messages(report):
+        st.error(message, icon=":material/content_copy:")
     _tables(report)
 
 
 def _tables(report: dict[str, Any]) -> None:
-    tables = {
-        "Writes the original made that the replay did not": report["missing_writes"],
-        "Aligned steps": report["steps"],
-        "The replay's writes (ledger, never executed)": report["ledger"],
-        "All divergences": [
-            {k: d[k] for k in ("step_index", "kind", "message")} for d in report["divergences"]
-        ],
-        "Sandbox violations": report["violations"],
-    }
-    for title, rows in tables.items():
-        if rows:
-            st.markdown(f"#### {title}")
-            st.dataframe(pd.DataFrame(rows).astype(str), hide_index=True)
+    for title, rows in report_tables(report).items():
+        st.markdown(f"#### {title}")
+        st.dataframe(pd.DataFrame(rows).astype(str), hide_index=True)
     st.caption(f"Files: `{report['output_dir']}` ({report['seconds']:.1f} s)")
 
 
 def _baseline(report: dict[str, Any]) -> None:
     st.markdown(f"#### The original code on the same replay: {report['replay_run_id']}")
     st.caption(f"`{report['agent']}`: **{report['outcome']}** - {report['reason']}")
-    for dup in report["duplicate_writes"]:
-        st.error(
-            f"The original code would have sent a **duplicate {dup['tool']}** at step "
-            f"{dup['step_index']} (key `{dup['idempotency_key']}`): the original run already "
-            f"made it at step {dup['original_step']} (status {dup['original_status']}).",
-            icon=":material/content_copy:",
-        )
+    for message in duplicate_messages(report, baseline=True):
+        st.error(message, icon=":material/content_copy:")
     if not report["duplicate_writes"]:
         st.info("The original code repeats no write the original run had already made.")
-    _link("timeline", "The original code's replay in the timeline", ":material/timeline:",
-          run=report["replay_run_id"], step=str(report["last_step"]))  # fmt: skip
+    query = {"run": report["replay_run_id"], "step": str(report["last_step"])}
+    _link(Link("timeline", "The original code's replay in the timeline", query))
 
 
 def _past(store: Any, runs: list[Run]) -> dict[str, Any] | None:
-    replays = [r.run_id for r in runs if r.replay_of]
+    replays = replay_ids(runs)
     if not replays:
         return None
     pick = st.selectbox("Earlier replays", [None, *replays], key="replay_past",
@@ -240,7 +209,7 @@ def page() -> None:
     if store is None:
         return
     runs = guarded(store.run_records) or []
-    settings = _setup([r for r in runs if not r.replay_of])
+    settings = _setup(originals(runs))
     clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
                                      disabled=not settings["agent"])  # fmt: skip
     if clicked and settings and _run(settings):

@@ -2,26 +2,25 @@
 
 Failed, crashed, parked and budget-exhausted runs come first, with their status as a coloured
 badge; each run id links to that run's Timeline (``timeline?run=...``). The list is a
-Markdown table (:mod:`debugger.ui.run_list` says why), fifty runs a page.
+Markdown table (:mod:`debugger.pages_data.run_list` says why), fifty runs a page.
 """
 
 from __future__ import annotations
 
 from contextlib import closing
-from datetime import datetime, time
 from typing import Any
 
 import streamlit as st
 
 from debugger import pages_data
 from debugger.model import RUN_STATUSES, Run
-from debugger.ui import run_list
+from debugger.pages_data import run_list
+from debugger.pages_data.runs import ANY_AGENT, described, range_caption, run_filters
+from debugger.pages_data.status import STATUS_ICONS, count_badge
 from debugger.ui.common import PAGES, get_store, guarded, page_for, page_labels, warm_store
-from debugger.ui.status import STATUS_ICONS, count_badge
 
 TITLE, ICON, URL = page_labels(__name__)
 
-DEFAULT_ORDER = next(iter(run_list.ORDERS))
 ATTENTION_LINKS = 20
 """Runs linked under "Needs attention" at most (the newest)."""
 URL_OF_TIMELINE = next(p.url for p in PAGES if p.module == "timeline")
@@ -38,7 +37,7 @@ def _active_filters() -> int:
     return sum(
         1
         for key in FILTER_KEYS
-        if (value := state.get(key)) not in (None, "(any)")
+        if (value := state.get(key)) not in (None, ANY_AGENT)
         and not (isinstance(value, list | tuple) and len(value) == 0)
     )
 
@@ -47,55 +46,24 @@ def _filters(agents: list[str]) -> tuple[dict[str, Any], str]:
     """Draw the search box and the filters' popover; return the filters and the order's
     label."""
     # Status, agent, dates and order sit in a popover: its widgets are drawn only when it
-    # opens, so the page does not wait for the front end's select and date-picker code
-    # (measured: the first page drew ~0.45 s sooner in Chromium, see benchmarks/README.md).
+    # opens, so the first page does not wait for the front end's select and date-picker code.
     search, more = st.columns([4, 1], vertical_alignment="bottom")
     text = search.text_input("Search", key="runs_text", placeholder="run id, agent, error")
     active = _active_filters()  # the label comes before the widgets that set it
     label = f"Filters ({active})" if active else "Filters"
     with more.popover(label, icon=":material/filter_list:", width="stretch"):
         statuses = st.multiselect("Status", RUN_STATUSES, key="runs_status")
-        agent = st.selectbox("Agent", ["(any)", *agents], key="runs_agent")
+        agent = st.selectbox("Agent", [ANY_AGENT, *agents], key="runs_agent")
         dates = st.date_input("Last checkpoint between", value=[], key="runs_dates")
         order = st.selectbox("Order", list(run_list.ORDERS), key="runs_order")
-    since = until = None
-    if isinstance(dates, tuple | list) and len(dates) >= 1:
-        since = datetime.combine(dates[0], time.min)
-        until = datetime.combine(dates[-1], time.max)
-    filters = {
-        "status": ",".join(statuses) or None,
-        "agent": None if agent == "(any)" else agent,
-        "text": text or None,
-        "since": since,
-        "until": until,
-    }
-    return filters, order or DEFAULT_ORDER
-
-
-def _order_note(order: str) -> str:
-    return "" if order == DEFAULT_ORDER else f"Ordered: {order.lower()}. "
-
-
-def _described(filters: dict[str, Any]) -> str:
-    """The active filters in words, for the caption (they are hidden in the popover)."""
-    parts = []
-    if filters["status"]:
-        parts.append(f"status {str(filters['status']).replace(',', ', ')}")
-    if filters["agent"]:
-        parts.append(f"agent {filters['agent']}")
-    if filters["text"]:
-        parts.append(f"matching “{filters['text']}”")
-    if filters["since"] is not None and filters["until"] is not None:
-        since, until = filters["since"], filters["until"]
-        assert isinstance(since, datetime) and isinstance(until, datetime)
-        parts.append(f"last checkpoint {since.date()} to {until.date()}")
-    return ("; ".join(parts)).join(("Filtered by ", ". ")) if parts else ""
+    filters = run_filters(statuses, agent, text, dates)
+    return filters, order or run_list.DEFAULT_ORDER
 
 
 def _summary(counts: dict[str, int]) -> None:
     # Badges in one line of Markdown rather than a row of st.metric: the metric's front-end
-    # code (with number formatting and charting helpers) is loaded lazily, and the first
-    # page completed 0.23 s sooner without it (alternated starts, medians of six).
+    # code (number formatting, charting helpers) is loaded lazily, and the first page would
+    # wait for it.
     st.markdown(" &nbsp; ".join(count_badge(s, n) for s, n in counts.items()))
 
 
@@ -118,9 +86,9 @@ def page() -> None:
         st.session_state["runs_page"] = 0
     at = int(st.session_state.get("runs_page", 0))
     order = run_list.ORDERS[label]
-    # Run records, not a DataFrame (pandas alone is ~0.4 s of imports the server would pay
-    # while the browser loads the front end), ordered and cut by the store in SQL: only the
-    # page's runs become records.
+    # Run records, not a DataFrame (importing pandas would delay the server while the browser
+    # loads the front end), ordered and cut by the store in SQL: only the page's runs become
+    # records.
     rows = run_list.PAGE_ROWS
     found = guarded(store.run_page, **filters, order=order, offset=at * rows, limit=rows)
     if found is None:
@@ -132,7 +100,7 @@ def page() -> None:
     attention = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
     st.caption(
         f"{found.total} runs ({attention} need attention) in {store.path}. "
-        f"{_described(filters)}{_order_note(label)}Open a run by its id."
+        f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:
         st.info("No run matches these filters.", icon=":material/filter_alt_off:")
@@ -145,13 +113,11 @@ def page() -> None:
 
 
 def _pager(at: int, pages: int, total: int) -> None:
-    first = at * run_list.PAGE_ROWS + 1
-    last = min(total, (at + 1) * run_list.PAGE_ROWS)
     back, where, forward = st.columns([1, 3, 1], vertical_alignment="center")
     if back.button("Previous", icon=":material/chevron_left:", disabled=at == 0, key="runs_prev"):
         st.session_state["runs_page"] = at - 1
         st.rerun()
-    where.caption(f"Runs {first}–{last} of {total} (page {at + 1} of {pages})")
+    where.caption(range_caption(at, pages, total, run_list.PAGE_ROWS))
     if forward.button(
         "Next", icon=":material/chevron_right:", disabled=at >= pages - 1, key="runs_next"
     ):

@@ -13,9 +13,10 @@ from typing import Any
 import orjson
 import streamlit as st
 
-from debugger import fork_tree, pages_data
+from debugger import pages_data
 from debugger.errors import StepscopeError
 from debugger.model import Run
+from debugger.pages_data import fork_tree
 from debugger.ui import widgets
 from debugger.ui.common import (
     findings_json,
@@ -78,14 +79,13 @@ def _move(key: str, delta: int, last: int) -> None:
 
 def _sync_url(run_id: str, refs: list[pages_data.StepRef], pos: int) -> None:
     ref = refs[pos]
-    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
+    checkpoint = pages_data.timeline.url_checkpoint(refs, pos)
     st.query_params["run"] = run_id
     st.query_params["step"] = str(ref.step_index)
-    if alone:
+    if checkpoint is None:
         st.query_params.pop("checkpoint", None)
     else:
-        st.query_params["checkpoint"] = ref.checkpoint_id
-    checkpoint = None if alone else ref.checkpoint_id
+        st.query_params["checkpoint"] = checkpoint
     st.session_state["timeline_applied"] = (run_id, ref.step_index, checkpoint)
 
 
@@ -127,23 +127,17 @@ def _navigator(run_id: str, findings: Findings) -> None:
             "Step",
             options=list(range(len(refs))),
             key=key,
-            format_func=lambda p: _label(refs[p], findings),
+            format_func=lambda p: pages_data.timeline.nav_label(refs[p], findings),
         )
     pos = int(st.session_state[key])
     _sync_url(run_id, refs, pos)
-    ignore = tuple(
-        p.strip() for p in st.session_state.get("timeline_ignore", "").split(",") if p.strip()
-    )
+    ignore = pages_data.timeline.ignore_paths(st.session_state.get("timeline_ignore", ""))
     text = guarded(step_json, path, gen, run_id, refs[pos].checkpoint_id, ignore)
     if text is not None:
         view = orjson.loads(text)
         view["findings"] = findings.get(view["step_index"], [])
         widgets.step_view(view, len(text))
         _full_state(path, gen, run_id, view)
-
-
-def _label(ref: pages_data.StepRef, findings: Findings) -> str:
-    return ref.label + (" ⚠" if ref.step_index in findings else "")
 
 
 def _full_state(path: str, gen: int, run_id: str, view: dict[str, Any]) -> None:

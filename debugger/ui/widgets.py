@@ -11,10 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from debugger.model import Run
-from debugger.ui.status import status_badge
+from debugger.pages_data.status import status_badge
 
 if TYPE_CHECKING:
-    from debugger.fork_tree import ForkTree
+    from debugger.pages_data.fork_tree import ForkTree
 
 
 def run_header(run: Run) -> None:
@@ -167,7 +167,7 @@ def _metadata(rows: list[dict[str, Any]]) -> None:
 
 def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
     """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
-    import altair as alt  # here, not at the top: it costs ~0.6 s, and the Runs page opens first
+    import altair as alt  # here, not at the top: it is slow to import, and Runs opens first
 
     cols = st.columns(3)
     for col, (column, limit_key) in zip(
@@ -204,7 +204,7 @@ def fork_tree(tree: ForkTree) -> None:
         n = sum(len(s.checkpoints) for s in tree.segments)
         st.caption(f"No forks: one line of {n} checkpoints, no replays.")
         return
-    from debugger.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
+    from debugger.pages_data.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
 
     st.graphviz_chart(fork_dot(tree), width="content")
     if tree.branch_points:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from debugger import fork_tree, pages_data
+from debugger import pages_data
+from debugger.pages_data import fork_tree
 from debugger.sql_console import EXAMPLES, QueryError, run_query
 from debugger.store import Store
 from loaders import ImportOptions, import_source

@@ -22,10 +22,10 @@ def test_the_python_example_prints_what_the_doc_shows(sample_store: Path) -> Non
 
 
 def test_every_page_and_url_parameter_is_documented() -> None:
-    from debugger.ui import diff, import_page, runs, sql, timeline
+    from debugger.ui import diff, imports, runs, sql, timeline
 
     text = DOC.read_text()
-    for page in (runs, timeline, diff, import_page, sql):
+    for page in (runs, timeline, diff, imports, sql):
         assert f"## {page.TITLE}" in text
     for param in ("?run=", "&step=", "&checkpoint=", "?a=", "&b="):
         assert param in text

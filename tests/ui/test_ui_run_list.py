@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from debugger.model import Budgets, Run
+from debugger.pages_data import run_list
 from debugger.store import Store
-from debugger.ui import run_list
 from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.helpers import listed_runs, open_app, texts

@@ -76,9 +76,7 @@ def test_the_first_page_imports_no_diff_code_and_no_dataframes(sample_store: Pat
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded == [
         "debugger.ui.common",
-        "debugger.ui.run_list",
         "debugger.ui.runs",
-        "debugger.ui.status",
     ]
     for name in pages_data.__all__:
         assert getattr(pages_data, name) is not None

@@ -1,12 +1,11 @@
 """The Runs page's list of runs as a Markdown table whose run ids are links.
 
-The list was a data grid (``st.dataframe``) until session 5. The grid's front-end code is the
-largest the app loads (1.2 MB of JavaScript, evaluated before it draws): on 2 cores the first
-page then completed 0.8 s later than with this table (alternated starts, medians of six).
-A Markdown table costs the browser nothing it has not loaded already, and its run ids are
-real links: a person can open a run in a new tab, copy its address into an incident channel,
-or follow it with the keyboard. Ordering and paging, which the grid did on its own, are
-done by the store in SQL; status badges take the place of the grid's tinted rows.
+Not a data grid (``st.dataframe``): the grid's front-end code is the largest the app loads,
+evaluated before it draws, and the first page would wait for it. A Markdown table costs the
+browser nothing it has not loaded already, and its run ids are real links: a person can open
+a run in a new tab, copy its address into an incident channel, or follow it with the
+keyboard. Ordering and paging are done by the store in SQL; status badges mark the runs
+needing attention.
 
 No Streamlit import: what this builds is plain text (tested without a server).
 """
@@ -20,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from debugger.model import Run
-from debugger.ui.status import status_badge
+from debugger.pages_data.status import status_badge
 
 PAGE_ROWS = 50
 """Runs per page of the list (the filters narrow longer lists)."""
@@ -38,6 +37,8 @@ ORDERS: dict[str, str] = {
 }
 """The list's orders: label -> the store's order key (``reads.RUN_ORDERS``); ties go
 newest first. The store orders and pages in SQL (``Store.run_page``)."""
+DEFAULT_ORDER = next(iter(ORDERS))
+"""The order the list starts in."""
 
 _MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&")
 """Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
@@ -66,6 +67,11 @@ def run_link(run_id: str, page_url: str) -> str:
 
 def _when(value: datetime | None) -> str:
     return md_text(value.strftime("%Y-%m-%d %H:%M:%S")) if value is not None else ""
+
+
+def order_note(order: str) -> str:
+    """The caption's note on a chosen order (``""`` for the default order)."""
+    return "" if order == DEFAULT_ORDER else f"Ordered: {order.lower()}. "
 
 
 def page_count(rows: int) -> int:

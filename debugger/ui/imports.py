@@ -13,7 +13,17 @@ import pandas as pd
 import streamlit as st
 
 from debugger.errors import StepscopeError
-from debugger.pages_data.imports import UPLOAD_SUFFIXES, ImportResult, import_into, import_upload
+from debugger.pages_data.imports import (
+    FLAVOURS,
+    KINDS,
+    UPLOAD_SUFFIXES,
+    ImportResult,
+    import_into,
+    import_upload,
+    progress,
+    reason_rows,
+    table_rows,
+)
 from debugger.ui.common import (
     generation,
     guarded,
@@ -25,17 +35,13 @@ from debugger.ui.common import (
 
 TITLE, ICON, URL = page_labels(__name__)
 
-KINDS = ("A file path", "An uploaded file", "A Postgres URL")
-
 
 def _progress_bar() -> Any:
     bar = st.progress(0.0, text="Starting the import…")
 
     def report(table: str, done: int, total: int | None) -> None:
-        if total:
-            bar.progress(min(done / total, 1.0), text=f"{table}: {done:,} of {total:,} rows")
-        else:
-            bar.progress(0.5, text=f"{table}: {done:,} rows")
+        share, text = progress(table, done, total)
+        bar.progress(share, text=text)
 
     return report
 
@@ -62,7 +68,7 @@ def _source_inputs() -> tuple[str, Any]:
 
 def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportResult | None:
     reopen_store()  # close the app's read-only connections before the writable open
-    progress = _progress_bar()
+    on_progress = _progress_bar()
     try:
         if kind == KINDS[1]:
             return guarded(
@@ -72,9 +78,9 @@ def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportRes
                 source.getvalue(),
                 flavour,
                 mapping,
-                progress,
+                on_progress,
             )
-        return guarded(import_into, store_path(), source, flavour, mapping, progress)
+        return guarded(import_into, store_path(), source, flavour, mapping, on_progress)
     finally:
         reopen_store()  # every session reads the new data through a fresh connection
 
@@ -83,12 +89,10 @@ def _report(result: ImportResult) -> None:
     report = result.report
     st.success(report.summary(), icon=":material/check_circle:")
     st.caption(f"{report.kind} ({report.flavour}) {report.location}")
-    rows = [{"table": t, **c.__dict__} for t, c in report.tables.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(table_rows(report)), hide_index=True, width="stretch")
     if report.quarantine_reasons:
         st.warning(f"{report.total.quarantined:,} rows quarantined:", icon=":material/block:")
-        reasons = [{"reason": r, "rows": n} for r, n in report.quarantine_reasons.items()]
-        st.dataframe(pd.DataFrame(reasons), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(reason_rows(report)), hide_index=True, width="stretch")
         st.markdown("#### Quarantined rows")
         st.dataframe(result.quarantined, hide_index=True, width="stretch")
 
@@ -99,9 +103,7 @@ def page() -> None:
     st.caption(f"Into the store `{store_path()}`. Re-importing a source adds only new rows.")
     kind, source = _source_inputs()
     c1, c2 = st.columns(2)
-    flavour = c1.selectbox(
-        "Flavour", ("auto", "native", "langgraph", "mapped"), key="import_flavour"
-    )
+    flavour = c1.selectbox("Flavour", FLAVOURS, key="import_flavour")
     mapping = c2.text_input("Mapping file (TOML, for other table shapes)", key="import_mapping")
     if st.button("Import", type="primary", disabled=not source, key="import_go"):
         result = _run_import(kind, source, flavour, mapping.strip())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from debugger.pages_data.step import StepRef, step_refs
+from debugger.pages_data.timeline import StepRef, step_refs
 from debugger.store import Store
 
 

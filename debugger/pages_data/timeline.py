@@ -9,6 +9,7 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -17,26 +18,15 @@ import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.diff_text import StateText
-from debugger.json_text import loads
+from debugger.json_text import loads, preview
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
 
-PREVIEW_CHARS = 240
-"""Longest preview of one value (old/new of a diff row, a call's request or response)."""
 MAX_DIFF_ROWS = 150
 """Diff rows shown for one step; the rest are counted, and the Diff page shows them all."""
 BUDGETS = (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms"))
 """Budget column and the key of its limit in ``metadata.limits``."""
-
-
-def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
-    """Compact JSON of a value, cut to ``limit`` characters (with an ellipsis)."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -99,6 +89,23 @@ def previous_ref(refs: list[StepRef], position: int) -> StepRef | None:
             if other.checkpoint_id == ref.parent_id:
                 return other
     return refs[position - 1] if position > 0 else None
+
+
+def url_checkpoint(refs: list[StepRef], position: int) -> str | None:
+    """The checkpoint id a link to ``position`` needs: None when the step alone names it."""
+    ref = refs[position]
+    alone = sum(1 for r in refs if r.step_index == ref.step_index) == 1
+    return None if alone else ref.checkpoint_id
+
+
+def nav_label(ref: StepRef, steps_with_findings: Collection[int | None]) -> str:
+    """The navigator's label of a step, marked when the audit found something there."""
+    return ref.label + (" ⚠" if ref.step_index in steps_with_findings else "")
+
+
+def ignore_paths(text: str) -> tuple[str, ...]:
+    """State paths to leave out of the diff, from a comma-separated list."""
+    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 @dataclass(frozen=True)
