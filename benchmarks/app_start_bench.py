@@ -6,9 +6,9 @@ moment the process starts:
 - health: ``/_stcore/health`` answers 200 (the server is up);
 - page: ``/`` answers with the app's HTML;
 - rendered: in headless Chromium, the Runs page shows its last heading ("Needs attention")
-  and its table of runs (a run's link in it): what a person waits for. Until session 5 the
-  table was a data grid, whose front-end code loads lazily and drew up to a second after
-  the heading, and only the heading was awaited. Skipped without /usr/bin/chromium.
+  and its table of runs (a run's link in it): what a person waits for. Both are awaited
+  because Streamlit draws lazily loaded elements after the page's text, so the heading
+  alone can come up before the page is usable. Skipped without /usr/bin/chromium.
   Each start gets a new browser context, so nothing is cached: a person's first visit.
 
 The peer is ``streamlit run`` of a one-line script (the floor any Streamlit app pays). A third
@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     warm_port = free_port()
     context = browser.new_context() if browser is not None else None
     try:
-        if context is not None:  # two untimed visits fill the context's cache: measured,
-            for _ in range(2):  # the second still fetched a third of the files
+        if context is not None:  # untimed visits fill the context's cache; one visit does
+            for _ in range(2):  # not cache every file Streamlit's front end loads
                 one_start(app(warm_port), warm_port, browser, READY, context, TABLE)
         for _ in range(repeats):
             port = free_port()

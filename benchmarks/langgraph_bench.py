@@ -157,8 +157,8 @@ def _measure(name: str, source: str, graph: Any, saver: Any, cfg: Any, repeat: i
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     size = len(JsonPlusSerializer().dumps_typed(state)[1])
-    # alternated, one of each per round: this machine's speed drifts by up to a third
-    # within minutes, and the ratio should compare the three under the same conditions
+    # alternated, one of each per round: a shared machine's speed drifts within minutes,
+    # and the ratio should compare the three under the same conditions
     ways: dict[str, Callable[[], Any]] = {
         "ours": lambda: stepscope_import(source),
         "history": lambda: sum(1 for _ in graph.get_state_history(cfg)),

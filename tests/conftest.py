@@ -3,6 +3,11 @@
 Fixture modules in ``tests/fixtures/`` are loaded as plugins, so each area keeps its
 fixtures in its own file. An autouse fixture keeps a developer's own ``STEPSCOPE_*``
 variables and working directory out of every test.
+
+One switch rewrites every committed expected file (audit and replay snapshots, the docs
+screenshot): ``pytest --update-snapshots`` or ``STEPSCOPE_UPDATE_SNAPSHOTS=1 pytest``. It is
+read here once, before the autouse fixture clears ``STEPSCOPE_*``, and tests ask for it
+through the ``update_snapshots`` fixture.
 """
 
 from __future__ import annotations
@@ -20,6 +25,32 @@ pytest_plugins = sorted(
 )
 
 REPO = Path(__file__).resolve().parent.parent
+UPDATE_SNAPSHOTS_ENV = "STEPSCOPE_UPDATE_SNAPSHOTS"
+_UPDATE = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        default=False,
+        help=f"Rewrite the committed expected files (snapshots, docs screenshot) from the "
+        f"current output instead of comparing; {UPDATE_SNAPSHOTS_ENV}=1 does the same. "
+        "Review the diff.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Read before any test runs: the autouse fixture below removes STEPSCOPE_* variables.
+    config.stash[_UPDATE] = bool(config.getoption("--update-snapshots")) or (
+        os.environ.get(UPDATE_SNAPSHOTS_ENV) == "1"
+    )
+
+
+@pytest.fixture(scope="session")
+def update_snapshots(pytestconfig: pytest.Config) -> bool:
+    """Whether to rewrite committed expected files instead of comparing with them."""
+    return pytestconfig.stash[_UPDATE]
 
 
 @pytest.fixture(autouse=True)

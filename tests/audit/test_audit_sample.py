@@ -9,7 +9,6 @@ the diff: each snapshot was read against the story in sample_checkpoints/README.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,12 +50,6 @@ def store(audit_sample_store: Path) -> Iterator[Store]:
         yield s
 
 
-def _update(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-snapshots")) or (
-        os.environ.get("STEPSCOPE_UPDATE_SNAPSHOTS") == "1"
-    )
-
-
 def _check(path: Path, text: str, update: bool) -> None:
     if update:
         path.write_text(text, encoding="utf-8")
@@ -79,9 +72,8 @@ def test_sample_run_gives_its_storys_verdict_and_findings(store: Store, run_id: 
 
 @pytest.mark.parametrize("run_id", sorted(STORIES))
 def test_sample_audit_matches_its_snapshot(
-    audit_sample_store: Path, run_id: str, request: pytest.FixtureRequest
+    audit_sample_store: Path, run_id: str, update_snapshots: bool
 ) -> None:
-    update = _update(request)
     for fmt, args in (("json", ["--json"]), ("txt", [])):
         result = CliRunner().invoke(
             main, ["audit", run_id, "--migrations", SAMPLE_MIGRATIONS,
@@ -90,7 +82,7 @@ def test_sample_audit_matches_its_snapshot(
         assert result.exit_code == 0, result.stderr
         if fmt == "json":
             json.loads(result.stdout)
-        _check(SNAPSHOTS / f"{run_id}.{fmt}", result.stdout, update)
+        _check(SNAPSHOTS / f"{run_id}.{fmt}", result.stdout, update_snapshots)
 
 
 def test_resume_plans_of_the_open_runs(store: Store) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +110,14 @@ def _stable(report: ReplayReport) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("which", ["fixed", "original_code"])
-def test_report_snapshot(which: str, request: pytest.FixtureRequest) -> None:
-    """The report people read, compared with the committed file (UPDATE_SNAPSHOTS=1 rewrites)."""
+def test_report_snapshot(
+    which: str, request: pytest.FixtureRequest, update_snapshots: bool
+) -> None:
+    """The report people read, compared with the committed file (--update-snapshots rewrites)."""
     got = _stable(request.getfixturevalue(which))
     path = SNAPSHOTS / f"crash_at_step_7_{which}.json"
     text = json.dumps(got, indent=2, sort_keys=True, default=str) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+    if update_snapshots:
         path.write_text(text)
-    assert path.exists(), f"no snapshot {path.name}: run with UPDATE_SNAPSHOTS=1 and review it"
+    assert path.exists(), f"no snapshot {path.name}: run with --update-snapshots and review it"
     assert json.loads(path.read_text()) == json.loads(text)

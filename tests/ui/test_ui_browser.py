@@ -3,7 +3,8 @@
 Starts ``stepscope app`` on the demo store (what ``stepscope demo`` builds), follows the
 crashed run from the Runs page to its Timeline, steps back and forward with the keyboard
 and the Next button, checks that the step's diff and the pending refund are on screen, and
-saves the screenshot used in docs/app.md.
+takes a screenshot: into the test's temporary directory, or over docs/timeline-crash.png
+(used in docs/app.md) when run with ``--update-snapshots``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,10 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _stop(server)
 
 
-def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(app_url: str) -> None:
+def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(
+    app_url: str, tmp_path: Path, update_snapshots: bool
+) -> None:
+    screenshot = SCREENSHOT if update_snapshots else tmp_path / SCREENSHOT.name
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -123,7 +127,7 @@ def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(app_url:
             page.get_by_text("root['next_effect']").first.wait_for(timeout=15_000)
             page.get_by_text(REFUND_KEY).first.wait_for(timeout=15_000)
             page.wait_for_timeout(800)  # let the charts finish drawing
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+            assert screenshot.stat().st_size > 0
         finally:
             browser.close()
