@@ -55,6 +55,33 @@ def subgraph_tokens(saver: Any) -> Graphs:
     return {"subgraph-tokens": graph}
 
 
+class Summary(TypedDict):
+    summary: str
+
+
+def subgraph_private_tokens(saver: Any) -> Graphs:
+    """g. The subgraph keeps its messages to itself: the root's state holds no AI message."""
+    inner = _graph()
+    inner.add_node("think", lambda s: {"messages": [ai("priv-ai-1", "thinking", tokens=100)]})
+    inner.add_node("answer", lambda s: {"messages": [ai("priv-ai-2", "done", tokens=200)]})
+    inner.add_edge(START, "think")
+    inner.add_edge("think", "answer")
+    inner.add_edge("answer", END)
+    compiled = inner.compile()
+
+    def research(s: Summary) -> dict[str, Any]:
+        out = compiled.invoke(_hello("priv-human"))
+        return {"summary": str(out["messages"][-1].content)}
+
+    outer = _graph(Summary)
+    outer.add_node("research", research)
+    outer.add_edge(START, "research")
+    outer.add_edge("research", END)
+    graph = outer.compile(checkpointer=saver)
+    graph.invoke({"summary": ""}, cfg("subgraph-private"))
+    return {"subgraph-private": graph}
+
+
 def send_tokens(saver: Any) -> Graphs:
     """g. Send fan-out: three branches each add one AI message of 50, 60, 70 tokens."""
 
@@ -250,5 +277,5 @@ def live(saver: Any) -> Graphs:
     return {run.thread: run.graph}
 
 
-PATTERNS = (subgraph_tokens, send_tokens, trimmed, react_clean, react_keyed_crash,
-            fork_edited_call, tool_answered_in_failed_step, live)  # fmt: skip
+PATTERNS = (subgraph_tokens, subgraph_private_tokens, send_tokens, trimmed, react_clean,
+            react_keyed_crash, fork_edited_call, tool_answered_in_failed_step, live)  # fmt: skip

@@ -28,18 +28,20 @@ def _script(thread: int, turns: int) -> list[Any]:
     return [*calls, ai(f"t{thread}-ai-end", "final answer", tokens=300)]
 
 
-def build(saver: Any, threads: int = THREADS, turns: int = TURNS, pad: int = PAD) -> list[str]:
-    """Write the benchmark's threads through ``saver``; returns their thread ids."""
-
+def _agent(saver: Any, script: list[Any], pad: int) -> Any:
     @tool
     def search(q: str) -> str:
         """Search the notes."""
         return (f"result for {q}: " + "lorem ipsum dolor sit amet " * (pad // 27 + 1))[:pad]
 
+    return create_react_agent(ScriptedModel(script=script), [search], checkpointer=saver)
+
+
+def build(saver: Any, threads: int = THREADS, turns: int = TURNS, pad: int = PAD) -> list[str]:
+    """Write the benchmark's threads through ``saver``; returns their thread ids."""
     ids = []
     for t in range(threads):
-        model = ScriptedModel(script=_script(t, turns))
-        graph = create_react_agent(model, [search], checkpointer=saver)
+        graph = _agent(saver, _script(t, turns), pad)
         thread = f"react-heavy-{t}"
         graph.invoke({"messages": [HumanMessage(content="research this", id=f"t{t}-h")]},
                      cfg(thread, recursion_limit=4 * turns + 10))  # fmt: skip
@@ -49,5 +51,5 @@ def build(saver: Any, threads: int = THREADS, turns: int = TURNS, pad: int = PAD
 
 def history(saver: Any, threads: list[str]) -> int:
     """Iterate ``get_state_history`` over ``threads`` (the peer being timed); returns the count."""
-    graph = create_react_agent(ScriptedModel(script=_script(0, 1)), [], checkpointer=saver)
+    graph = _agent(saver, _script(0, 1), PAD)
     return sum(1 for t in threads for _ in graph.get_state_history(cfg(t)))

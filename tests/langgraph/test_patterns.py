@@ -87,6 +87,12 @@ def test_subgraph_tokens(run: Says) -> None:
     assert _usage(head) == {"sub-ai-1": 100, "sub-ai-2": 200} and head["next"] == ()
 
 
+def test_subgraph_private_tokens(run: Says) -> None:
+    got = run(T.subgraph_private_tokens)["subgraph-private"]
+    assert got["head"]["next"] == () and _usage(got["head"]) == {}
+    assert all(not s["messages"] for s in got["history"])
+
+
 def test_send_tokens(run: Says) -> None:
     head = run(T.send_tokens)["send-tokens"]["head"]
     assert _usage(head) == {"send-ai-a": 50, "send-ai-b": 60, "send-ai-c": 70}
