@@ -221,46 +221,63 @@ def _print_run(run: dict[str, Any], timeline: Any) -> None:
 
 
 def launch_app(
-    store: str, port: int | None, browser: bool, env_defaults: dict[str, str] | None = None
+    store: str,
+    port: int | None,
+    browser: bool,
+    env_defaults: dict[str, str] | None = None,
+    *,
+    json_doc: dict[str, Any] | None = None,
 ) -> None:
     """Run the Streamlit server on the store in this process; returns when it stops.
 
-    In-process rather than ``streamlit run`` in a child interpreter: one interpreter start
-    less, and the server can warm the first page while the browser loads
-    (:mod:`debugger.ui.serve`).
+    In-process rather than ``streamlit run`` in a child interpreter, so the server can warm
+    the first page while the browser loads (:mod:`debugger.ui.serve`).
 
     Args:
         store: the store file the app serves.
-        port: the port, or None for Streamlit's default.
-        browser: open a browser tab.
+        port: the port, or None for 8501.
+        browser: open a browser tab where one can be opened.
         env_defaults: settings (``STEPSCOPE_*``) the app gets unless the user set them.
+        json_doc: once the server is up, print this as one JSON document with the app's
+            url, store and port added (None: print a line with the URL).
+
+    Raises:
+        StepscopeError: there is no store at ``store``, or the port is in use.
     """
     if not Path(store).exists():
         raise StepscopeError(
             f"no store at {store}", "import a source first, or run `stepscope demo`"
         )
+    from debugger.ui import serve  # Streamlit is imported only by this command
+
+    port = port or serve.DEFAULT_PORT
+    serve.check_port(port)
     for name, value in (env_defaults or {}).items():
         os.environ.setdefault(name, value)
     resolved = str(Path(store).resolve())
     os.environ["STEPSCOPE_STORE"] = resolved
-    from debugger.ui.serve import serve  # Streamlit is imported only by this command
-
     config_dir = Path(__file__).resolve().parent.parent
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops the server: not an error
-        serve(resolved, port, browser=browser, config_dir=config_dir)
+        serve.serve(resolved, port, browser=browser, config_dir=config_dir, json_doc=json_doc)
 
 
 @command(main, "app")
 @click.option("--port", type=int, help="Port (default 8501).")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser.")
 def app_cmd(store_path: str | None, as_json: bool, port: int | None, no_browser: bool) -> None:
-    """Open the Streamlit app on the store.
+    """Serve the Streamlit app on the store and print its URL.
+
+    A browser tab opens where one can be (a terminal with a display, not CI). With --json,
+    one JSON document (url, store, port) is printed once the server is up; it keeps serving
+    until Ctrl-C.
 
     \b
-    Example:
+    Examples:
       stepscope app --store incident-42.duckdb
+      stepscope app --port 8600 --no-browser --json
     """
-    launch_app(resolve_store(store_path), port, browser=not no_browser)
+    doc: dict[str, Any] | None = {} if as_json else None
+    launch_app(resolve_store(store_path), port, browser=not no_browser, json_doc=doc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -125,7 +125,9 @@ def test_app_runs_streamlit_on_the_store(
     # the server itself is exercised by the app's browser test; here, what is started
     monkeypatch.setattr(os, "environ", os.environ.copy())  # launch_app sets STEPSCOPE_STORE
     monkeypatch.setattr(streamlit.web.cli, "main", fake_streamlit)
-    monkeypatch.setattr(debugger.ui.serve, "warm", lambda store: seen.update(warmed=store))
+    monkeypatch.setattr(
+        debugger.ui.serve, "warm", lambda store, ready=None: seen.update(warmed=store)
+    )
     assert stepscope("app", "--port", "8765", "--no-browser").exit_code == 0
     args = seen["args"]
     assert args[:2] == ["run", str(debugger.ui.serve.ENTRY)] and Path(args[1]).exists()
