@@ -126,7 +126,7 @@ def registry_from_module(module: ModuleType) -> Registry:
     if not isinstance(current, int) or isinstance(current, bool):
         raise MigrationError(
             f"module {module.__name__} has no integer CURRENT_VERSION",
-            "add CURRENT_VERSION = <int> to it (see docs/migrations.md)",
+            "add CURRENT_VERSION = <int> to it, the version its newest states have",
         )
     steps: dict[int, MigrateFn] = {}
     for name in dir(module):
