@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from debugger.sample_cli import build_demo_store
+from debugger.cli.demo import build_demo_store
 from tests.fixtures.browser import CHROMIUM, CHROMIUM_ARGS, free_port
 
 REPO = Path(__file__).resolve().parent.parent

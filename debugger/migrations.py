@@ -142,7 +142,7 @@ def registry_from_module(module: ModuleType, current_version: int | None = None)
     if current is None:
         raise MigrationError(
             f"module {module.__name__} has no integer CURRENT_VERSION",
-            "add CURRENT_VERSION = <int> to it (see docs/migrations.md)",
+            "add CURRENT_VERSION = <int> to it, the version its newest states have",
         )
     return Registry(module=module.__name__, current_version=current, steps=_steps(module))
 

@@ -208,7 +208,8 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour:
     raise FlavourError(
         f"{reader.kind} source has no checkpoint tables Stepscope knows "
         f"(found: {', '.join(reader.tables()) or 'no tables'})",
-        "write a mapping file for its tables and pass --mapping FILE (see docs/mapping.md)",
+        "write a mapping file for its tables and pass --mapping FILE "
+        "(see `stepscope import --help`)",
     )
 
 

@@ -130,7 +130,8 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
     for table, spec in doc.items():
         if not isinstance(spec, dict):
             raise MappingError(
-                f"{table} must be a section ([{table}]) in {path}", "see docs/mapping.md"
+                f"{table} must be a section ([{table}]) in {path}",
+                "write it as a [section] with table = and column names under it",
             )
         spec = dict(spec)
         source_table = spec.pop("table", None)

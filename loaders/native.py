@@ -37,7 +37,7 @@ class NativeFlavour(Flavour):
             raise FlavourError(
                 "table 'checkpoints' needs columns run_id, step_index and working_state "
                 "(or payload)",
-                "see docs/native-shape.md, or pass --mapping FILE",
+                "add those columns, or pass --mapping FILE (see `stepscope import --help`)",
             )
         yield self._checkpoints(reader)
         for table in ("effects", "tool_calls"):

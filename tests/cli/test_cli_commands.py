@@ -125,7 +125,9 @@ def test_app_runs_streamlit_on_the_store(
     # the server itself is exercised by the app's browser test; here, what is started
     monkeypatch.setattr(os, "environ", os.environ.copy())  # launch_app sets STEPSCOPE_STORE
     monkeypatch.setattr(streamlit.web.cli, "main", fake_streamlit)
-    monkeypatch.setattr(debugger.ui.serve, "warm", lambda store: seen.update(warmed=store))
+    monkeypatch.setattr(
+        debugger.ui.serve, "warm", lambda store, ready=None: seen.update(warmed=store)
+    )
     assert stepscope("app", "--port", "8765", "--no-browser").exit_code == 0
     args = seen["args"]
     assert args[:2] == ["run", str(debugger.ui.serve.ENTRY)] and Path(args[1]).exists()
@@ -161,3 +163,35 @@ def test_help_still_exits_0() -> None:
     for args in (["--help"], ["import", "--help"], ["runs", "-h"]):
         result = stepscope(*args)
         assert result.exit_code == 0 and "Usage: stepscope" in result.stdout
+
+
+class _Tty:
+    def __init__(self, tty: bool = True) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [({"DISPLAY": ":0"}, True), ({"DISPLAY": ":0", "CI": "1"}, False), ({}, False)],
+)
+def test_a_browser_opens_only_with_a_terminal_a_display_and_not_in_ci(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: bool
+) -> None:
+    import webbrowser
+
+    from debugger.ui import serve
+
+    for name in ("CI", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(serve.sys, "platform", "linux")
+    monkeypatch.setattr(serve.sys, "stdin", _Tty())
+    monkeypatch.setattr(serve.sys, "stdout", _Tty())
+    monkeypatch.setattr(webbrowser, "get", lambda: object())
+    assert serve.can_open_browser() is expected
+    monkeypatch.setattr(serve.sys, "stdin", _Tty(tty=False))
+    assert serve.can_open_browser() is False

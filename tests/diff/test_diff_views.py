@@ -81,7 +81,7 @@ def test_run_view_shows_status_budgets_against_limits_and_error() -> None:
 
 def test_diff_modules_never_import_streamlit() -> None:
     code = (
-        "import sys, debugger.diff, debugger.diff_cli, debugger.views; "
+        "import sys, debugger.diff, debugger.cli.diff, debugger.views; "
         "sys.exit('streamlit' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

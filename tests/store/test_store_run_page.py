@@ -13,7 +13,7 @@ from debugger.store.reads import RUN_ORDERS
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    from debugger.sample_cli import build_demo_store
+    from debugger.cli.demo import build_demo_store
 
     path = tmp_path_factory.mktemp("page") / "demo.duckdb"
     build_demo_store(path)

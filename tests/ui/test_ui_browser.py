@@ -60,7 +60,7 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``stepscope app`` on a fresh demo store, on a free port; stopped after the tests."""
-    from debugger.sample_cli import build_demo_store
+    from debugger.cli.demo import build_demo_store
 
     store = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     build_demo_store(store)

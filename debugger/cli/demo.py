@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from debugger.cli_support import emit_json, handle_errors, json_option
+from debugger.cli.support import command, emit_json
 from debugger.errors import StepscopeError
 from debugger.store import Store
 
@@ -91,47 +91,69 @@ def build_demo_store(path: str | os.PathLike[str] = DEMO_STORE) -> dict[str, Any
     }
 
 
-def register(main: click.Group) -> None:
-    """Add ``stepscope demo`` to the command group."""
+@command(
+    "demo",
+    store_default=DEMO_STORE,
+    store_help="Demo store to (re)create; an existing store that is not a demo store is refused.",
+)
+@click.option("--port", type=int, help="Port of the app (default 8501).")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser.")
+@click.option("--no-app", is_flag=True, help="Build the store and stop (scripts, tests).")
+@click.option("--where", is_flag=True, help="Print the sample data's directory and stop.")
+def cmd(
+    store_path: str,
+    as_json: bool,
+    port: int | None,
+    no_browser: bool,
+    no_app: bool,
+    where: bool,
+) -> None:
+    """Import the sample histories into a fresh store and serve the app on it.
 
-    @main.command("demo")
-    @click.option(
-        "--store",
-        "store_path",
-        default=DEMO_STORE,
-        show_default=True,
-        metavar="PATH",
-        help="Demo store to (re)create; an existing store that is not a demo store is refused.",
-    )
-    @json_option
-    @click.option("--port", type=int, help="Port of the app (default 8501).")
-    @click.option("--no-browser", is_flag=True, help="Do not open a browser.")
-    @click.option("--no-app", is_flag=True, help="Build the store and stop (scripts, tests).")
-    @handle_errors
-    def demo_cmd(
-        store_path: str, as_json: bool, port: int | None, no_browser: bool, no_app: bool
-    ) -> None:
-        """Import the sample histories into a fresh store and open the app on it.
+    The app's URL is printed once it serves; a browser tab opens where one can be.
+    With --json and the app, one JSON document (the import summary, url, store, port)
+    is printed once the server is up.
 
-        \b
-        Examples:
-          stepscope demo
-          stepscope demo --no-app && stepscope runs --store stepscope-demo.duckdb
-          stepscope demo --store /tmp/demo.duckdb --port 8600 --no-browser
-        """
-        summary = build_demo_store(store_path)
-        if as_json:
-            emit_json(summary)
-        else:
-            counts = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())
-            click.echo(f"Demo store {summary['store']}: {summary['runs']} runs ({counts})")
-            click.echo(f"  from {summary['source']}")
-            click.echo(f"  try: stepscope runs --store {store_path}")
-            click.echo(f"       stepscope show crash-at-step-7 --store {store_path}")
-        if not no_app:
-            from debugger.cli import launch_app
+    \b
+    Examples:
+      stepscope demo
+      stepscope demo --no-app && stepscope runs --store stepscope-demo.duckdb
+      stepscope demo --store /tmp/demo.duckdb --port 8600 --no-browser
+      stepscope demo --where
+    """
+    if where:
+        _print_where(as_json)
+        return
+    summary = build_demo_store(store_path)
+    if as_json and no_app:
+        emit_json(summary)
+    elif not as_json:
+        _print_summary(summary, store_path)
+    if not no_app:
+        from debugger.cli.app import launch_app
 
-            # the sample's runs span schema versions 0-3: name its migrations so the app's
-            # Audit and Migrations pages judge them by the sample's own registry
-            defaults = {"STEPSCOPE_MIGRATIONS": "sample_checkpoints.refund_desk.migrations"}
-            launch_app(summary["store"], port, browser=not no_browser, env_defaults=defaults)
+        # the sample's runs span schema versions 0-3: name its migrations so the app's
+        # Audit and Migrations pages judge them by the sample's own registry
+        defaults = {"STEPSCOPE_MIGRATIONS": "sample_checkpoints.refund_desk.migrations"}
+        doc = summary if as_json else None
+        launch_app(summary["store"], port, not no_browser, env_defaults=defaults, json_doc=doc)
+
+
+def _print_where(as_json: bool) -> None:
+    from sample_checkpoints import DATA_DIR
+
+    if as_json:
+        emit_json({"sample_data": str(DATA_DIR.resolve())})
+    else:
+        click.echo(str(DATA_DIR.resolve()))
+
+
+def _print_summary(summary: dict[str, Any], store_path: str) -> None:
+    from sample_checkpoints import DATA_DIR
+
+    counts = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())
+    click.echo(f"Demo store {summary['store']}: {summary['runs']} runs ({counts})")
+    click.echo(f"  from {summary['source']}")
+    click.echo(f"  sample data: {DATA_DIR.resolve()}")
+    click.echo(f"  try: stepscope runs --store {store_path}")
+    click.echo(f"       stepscope show crash-at-step-7 --store {store_path}")

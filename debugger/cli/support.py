@@ -1,6 +1,6 @@
 """What every ``stepscope`` command shares: ``--store`` and ``--json``, one-line errors.
 
-A command written with :func:`command` gets both options, and any :class:`StepscopeError`
+A command declared with :func:`command` gets both options, and any :class:`StepscopeError`
 it raises becomes one line on stderr and exit status 2 (bad input) or 1 (failure), never a
 traceback. ``--json`` output is one JSON document on stdout with stable keys.
 """
@@ -27,20 +27,37 @@ if TYPE_CHECKING:  # the store (DuckDB, pandas) is imported only by commands tha
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def store_option(f: F) -> F:
-    """``--store PATH``: default $STEPSCOPE_STORE, else ./stepscope.duckdb."""
+STORE_HELP = "Store file (default: $STEPSCOPE_STORE, else ./stepscope.duckdb)."
+"""Help of ``--store`` for commands on the user's store."""
+
+
+def store_option(f: F, default: str | None = None, help: str = STORE_HELP) -> F:
+    """``--store PATH``: default $STEPSCOPE_STORE, else ./stepscope.duckdb (or ``default``)."""
     return click.option(
         "--store",
         "store_path",
-        default=None,
+        default=default,
+        show_default=default is not None,
         metavar="PATH",
-        help="Store file (default: $STEPSCOPE_STORE, else ./stepscope.duckdb).",
+        help=help,
     )(f)
 
 
 def json_option(f: F) -> F:
     """``--json``: one JSON document on stdout."""
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(f)
+
+
+def migrations_option(f: F) -> F:
+    """``--migrations MODULE``: the state-schema migrations (audit, migrate)."""
+    from debugger.migrations import SETTING
+
+    return click.option(
+        "--migrations",
+        "migrations",
+        metavar="MODULE",
+        help=f"State-schema migrations module (default: ${SETTING}).",
+    )(f)
 
 
 def handle_errors(f: F) -> F:
@@ -57,14 +74,24 @@ def handle_errors(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def command(group: click.Group, name: str, **kwargs: Any) -> Callable[[F], F]:
-    """Declare a subcommand of ``group`` with --store, --json and error handling."""
+def command(
+    name: str, *, store_default: str | None = None, store_help: str = STORE_HELP
+) -> Callable[[Callable[..., Any]], click.Command]:
+    """Declare the ``stepscope`` subcommand ``name``, with --store, --json and error handling.
 
-    def deco(f: F) -> F:
-        wrapped = handle_errors(f)
-        wrapped = json_option(store_option(wrapped))
-        group.command(name, **kwargs)(wrapped)
-        return f
+    Each command module declares its command as ``cmd = command(name)(function)`` (used as a
+    decorator); the group (:mod:`debugger.cli`) imports the module only when the command runs.
+
+    Args:
+        name: the command's name.
+        store_default: the default of ``--store`` (None: $STEPSCOPE_STORE, else
+            ./stepscope.duckdb, resolved by :func:`resolve_store`).
+        store_help: the help of ``--store``.
+    """
+
+    def deco(f: Callable[..., Any]) -> click.Command:
+        wrapped = json_option(store_option(handle_errors(f), store_default, store_help))
+        return click.command(name)(wrapped)
 
     return deco
 

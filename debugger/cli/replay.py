@@ -1,0 +1,119 @@
+"""``stepscope replay``: the CLI face of :func:`debugger.replay.replay`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from debugger.cli.support import command, emit_json, resolve_store
+from debugger.replay.engine import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT_S,
+    MODES,
+    Progress,
+    replay,
+)
+from debugger.replay.report import ReplayReport
+
+
+def _progress(quiet: bool) -> Callable[[Progress], None] | None:
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def report(p: Progress) -> None:
+        of = f"/{p.steps_expected}" if p.steps_expected else ""
+        click.echo(f"\r  steps {p.steps_done}{of}: {p.message[:80]:<80}", err=True, nl=False)
+
+    return report
+
+
+def _print(report: ReplayReport) -> None:
+    for line in report.summary_lines():
+        click.echo(line)
+    first = report.first_divergence
+    if first and first.diff:
+        click.echo("diff at the first divergence (path, kind, original -> replay):")
+        for row in first.diff[:20]:
+            click.echo(f"  {row['path']}  {row['kind']}  {row['old']!r} -> {row['new']!r}")
+        if len(first.diff) > 20:
+            click.echo(f"  ... {len(first.diff) - 20} more rows (see report.json)")
+
+
+@command("replay")
+@click.argument("run_id", metavar="RUN")
+@click.option("--from", "from_step", type=int, required=True, help="Step to start from.")
+@click.option("--agent", required=True, metavar="MODULE:ATTR", help="The agent to run.")
+@click.option("--mocks", metavar="MODULE", help="Answers for calls the tape cannot give.")
+@click.option("--mode", type=click.Choice(MODES), default="strict", show_default=True,
+              help="strict: stop at the first divergence; lenient: go on.")  # fmt: skip
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1),
+              default=DEFAULT_TIMEOUT_S, show_default=True, help="Time limit (s).")  # fmt: skip
+@click.option("--max-steps", type=click.IntRange(min=1), default=DEFAULT_MAX_STEPS,
+              show_default=True, help="At most this many steps.")  # fmt: skip
+@click.option("--memory-mb", type=click.IntRange(min=64), default=DEFAULT_MEMORY_MB,
+              show_default=True, help="Memory limit of the sandbox process.")  # fmt: skip
+@click.option("--migrations", metavar="MODULE",
+              help="State migrations (default: <agent package>.migrations).")  # fmt: skip
+@click.option("--output", "output_dir", type=click.Path(file_okay=False),
+              help="Replay files dir (default: <store>.replays/<id>/).")  # fmt: skip
+@click.option("--baseline", metavar="MODULE:ATTR",
+              help="Also replay this agent (the code that ran).")  # fmt: skip
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def cmd(
+    store_path: str | None,
+    as_json: bool,
+    run_id: str,
+    from_step: int,
+    agent: str,
+    mocks: str | None,
+    mode: str,
+    timeout_s: float,
+    max_steps: int,
+    memory_mb: int,
+    migrations: str | None,
+    output_dir: str | None,
+    baseline: str | None,
+    quiet: bool,
+) -> None:
+    """Re-run RUN from a checkpoint in a sandbox and compare it with the original.
+
+    Tool and model calls are answered from the original's tape (or --mocks); writes are
+    recorded, never executed; the network is blocked. The replay is stored as run
+    RUN~replay-N. Exit status 0 whatever the replay found; 2 for bad input.
+
+    \b
+    Examples:
+      stepscope replay crash-at-step-7 --from 6 \\
+          --agent sample_checkpoints.refund_desk.agent:fixed_agent
+      stepscope replay clean-completed --from 0 \\
+          --agent sample_checkpoints.refund_desk.agent:agent --json
+      stepscope replay crash-at-step-7 --from 6 --agent my_pkg.agent:agent \\
+          --mocks my_pkg.replay_mocks --mode lenient --timeout 30
+      stepscope replay crash-at-step-7 --from 6 \\
+          --agent sample_checkpoints.refund_desk.agent:fixed_agent \\
+          --baseline sample_checkpoints.refund_desk.agent:agent \\
+          --mocks sample_checkpoints.refund_desk.replay_mocks
+    """
+    settings: dict[str, Any] = dict(
+        mocks=mocks, mode=mode, timeout_s=timeout_s, max_steps=max_steps,
+        memory_mb=memory_mb, migrations=migrations, output_dir=output_dir,
+        progress=None if as_json else _progress(quiet),
+    )  # fmt: skip
+    path = resolve_store(store_path)
+    report = replay(path, run_id, from_step, agent, **settings)
+    base = None
+    if baseline and baseline != agent:
+        base = replay(path, run_id, from_step, baseline, **settings)
+    if not (as_json or quiet) and sys.stderr.isatty():
+        click.echo("", err=True)
+    if as_json:
+        emit_json({"replay": report.to_dict(), "baseline": base.to_dict() if base else None})
+        return
+    _print(report)
+    if base is not None:
+        click.echo(f"\nbaseline, the same replay with {baseline}:")
+        _print(base)
