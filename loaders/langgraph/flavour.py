@@ -2,10 +2,11 @@
 
 Detected from the tables (``checkpoints`` + ``writes`` in SQLite; ``checkpoints``,
 ``checkpoint_blobs``, ``checkpoint_writes`` in Postgres). Values are decoded by
-:class:`loaders.lg_decode.SafeDecoder` (no user class is imported or built) and mapped by
-:mod:`loaders.lg_map`. The batches handed to the store already hold the canonical columns,
-so the projection is a plain ``SELECT ... FROM _raw``; rows that could not be decoded carry
-their reason in ``_reason`` and a description in ``_raw_text`` and land in quarantine.
+:class:`loaders.langgraph.decode.SafeDecoder` (no user class is imported or built) and
+mapped by :mod:`loaders.langgraph.map`. The batches handed to the store already hold the
+canonical columns, so the projection is a plain ``SELECT ... FROM _raw``; rows that could
+not be decoded carry their reason in ``_reason`` and a description in ``_raw_text`` and
+land in quarantine.
 
 Tool and model calls found in the messages go to the ``tool_calls`` tape. A call is complete
 only once its tool message is seen, so the tape of a run is written when the walk leaves the
@@ -27,8 +28,8 @@ from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
 from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan, aligned_rows
-from loaders.lg_decode import SafeDecoder, to_json
-from loaders.lg_map import (
+from loaders.langgraph.decode import SafeDecoder, to_json
+from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
@@ -39,8 +40,8 @@ from loaders.lg_map import (
     run_id_of,
     status_fields,
 )
-from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
-from loaders.lg_tape import Tape
+from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
+from loaders.langgraph.tape import Tape
 from loaders.prefetch import prefetched, read_ahead
 
 BATCH_ROWS = 1024
