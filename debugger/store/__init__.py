@@ -272,3 +272,10 @@ class Store:
     def schema_version(self) -> int:
         """The store's own schema version."""
         return applied_version(self.con)
+
+    def settle_import(self, source_id: int, chained: bool) -> None:
+        """After an import failed part-way: derive parents (``chained``: the source has no
+        parent column) and runs for the batches it committed."""
+        from debugger.store.settle import settle_import
+
+        settle_import(self.con, source_id, chained)

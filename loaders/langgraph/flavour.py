@@ -27,7 +27,7 @@ import pyarrow as pa
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
 from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
-from loaders.base import Flavour, SourceReader, TablePlan, aligned_rows
+from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (
     MessageMemo,
@@ -250,24 +250,23 @@ class _Walk:
         }
 
 
-class LangGraphFlavour(Flavour):
+class LangGraphFlavour(Flavour[SqlReader]):
     """Checkpoints written by LangGraph's SqliteSaver or PostgresSaver."""
 
     name = "langgraph"
 
     @classmethod
-    def detect(cls, reader: SourceReader) -> bool:
+    def detect(cls, reader: SqlReader) -> bool:
         return saver_kind(reader) is not None
 
-    def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
-        saver = saver_kind(reader)
-        if saver is None:
+    def plans(self, reader: SqlReader) -> Iterator[TablePlan]:
+        if saver_kind(reader) is None:
             raise FlavourError(
                 "not a LangGraph checkpointer database (needs checkpoints + writes in SQLite, "
                 "or checkpoints + checkpoint_blobs + checkpoint_writes in Postgres)",
                 "use --flavor auto",
             )
-        tables = LangGraphTables(reader, saver)
+        tables = LangGraphTables(reader)
         walk = _Walk(tables, self.batch_rows)
         total = tables.count()
         while not walk.done:
