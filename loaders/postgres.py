@@ -241,17 +241,16 @@ class PostgresReader(SqlReader):
         start = 0
         sql = self._select(table, names)
         # Rows in the table's physical order, as they are read: a sequential scan that
-        # starts at the first block (not where another scan is) on one process. The
-        # ``ORDER BY ctid`` this replaces made the server read, convert (jsonb to text) and
-        # sort the whole table, spilling to disk, before the first row came back (0.65 s of
-        # a 1.4 s import of 20,000 rows); now the server's work streams beside the store's.
+        # starts at the first block (not where another scan is) on one process. An ORDER BY
+        # would make the server read, convert (jsonb to text) and sort the whole table before
+        # the first row came back; unsorted, the server's work streams beside the store's.
         try:
             self.con.execute("SET LOCAL synchronize_seqscans = off")
             self.con.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         except psycopg.Error as e:
             raise self._fail(e, f"table {table}") from None
         # the server computes rows only as they are fetched: small batches first, so the
-        # store starts early (see loaders.base.ramped; 20,000 rows: 1.42 -> 1.1 s)
+        # store starts early (see loaders.base.ramped)
         for rows in self.stream(sql, size=ramped(n), what=f"table {table}"):
             batch = rows_to_batch(rows, names, range(start, start + len(rows)))
             yield _typed(batch, schema)

@@ -112,7 +112,7 @@ class SqliteReader(SqlReader):
     def count(self, table: str) -> int | None:
         """Rows for progress: the largest rowid (exact unless rows were deleted).
 
-        ``count(*)`` reads the whole table (0.27 s for 800 MB, before the first batch);
+        ``count(*)`` reads the whole table before the first batch;
         the largest rowid is one b-tree descent. Tables without a rowid are counted.
         """
         try:
@@ -191,7 +191,7 @@ class SqliteReader(SqlReader):
             ``_DONE`` when the whole table was read, else the last rowid read (or None).
         """
         # the driver manager's own API: its DB-API module imports pyarrow.dataset, and with
-        # it pandas (0.4 s before the first batch)
+        # it pandas, before the first batch
         import adbc_driver_manager as adbc
         import adbc_driver_sqlite
 

@@ -114,8 +114,7 @@ class _Walk:
         self.saver = tables.saver
         self.source: Iterator[RawCheckpoint] = tables.checkpoints()
         if tables.saver == "postgres":
-            # the server joins each checkpoint's blobs while the walk decodes earlier ones
-            # (44 alternated pairs of 2,002-checkpoint imports: faster in 29, -78 ms mean);
+            # the server joins each checkpoint's blobs while the walk decodes earlier ones;
             # SQLite's reads are in this process, where a thread only adds GIL hand-offs
             self.source = read_ahead(self.source)
         self.dec = SafeDecoder()
@@ -145,7 +144,7 @@ class _Walk:
         if rows:
             yield to_batch("checkpoints", rows)
         # still on the read-ahead thread, while the store inserts the last batch: the tape
-        # is built now instead of after it (~10 ms of 4,000 calls off the import's tail)
+        # is built now instead of after it, off the import's tail
         self._tape_ready = self._tape_batches()
 
     def _tape_batches(self) -> list[pa.RecordBatch]:
