@@ -100,7 +100,7 @@ def _ceiling(src: Path, dst: Path) -> int:
 
 def _stepscope(src: Path, dst: Path) -> int:
     from debugger.store import Store
-    from loaders.base import import_source
+    from loaders import import_source
 
     with Store.open(dst) as store:
         report = import_source(store, str(src))

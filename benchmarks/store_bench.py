@@ -36,7 +36,7 @@ import synth  # noqa: E402
 from debugger.store import Store  # noqa: E402
 from debugger.store.reads import runs_now  # noqa: E402
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET  # noqa: E402
-from loaders.base import import_source  # noqa: E402
+from loaders import import_source  # noqa: E402
 
 LARGE_RUNS = 3
 LARGE_STEPS = 4

@@ -5,7 +5,8 @@ Arrow record batches, each with a ``_key`` column (BIGINT, the row's position or
 quarantined row can be found again. A flavour (native, mapped, LangGraph) looks at the
 reader's tables and produces :class:`TablePlan` objects: which canonical table, which batches,
 and the SQL that projects a raw batch onto the canonical columns. The store validates and
-inserts; :func:`import_source` ties the three together and returns the :class:`ImportReport`.
+inserts; :func:`loaders.importer.import_source` ties the three together and returns the
+:class:`~debugger.model.ImportReport`.
 
 Keeping reading and mapping apart means each new source kind works with every flavour, and
 the shared loader suite can run the same round trip on every reader.
@@ -13,21 +14,13 @@ the shared loader suite can run the same round trip on every reader.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import ClassVar
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, get_args, get_origin
 
 import pyarrow as pa
-
-from debugger.errors import FlavourError, StepscopeError
-from debugger.model import ImportReport
-from debugger.store import Store
-from loaders.prefetch import prefetched
 
 BATCH_ROWS = 16_384
 """Default rows per batch; readers may lower it for wide rows to bound memory."""
@@ -71,6 +64,8 @@ class SourceReader(ABC):
     """Read-only access to the tables of one source."""
 
     kind: ClassVar[str]
+    capability: ClassVar[str] = "a source Stepscope reads"
+    """What a reader of this class can do, as an error message names it."""
     location: str
     """Where the source is; may hold credentials (the store strips them)."""
 
@@ -102,7 +97,7 @@ class SourceReader(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the connection or file handles."""
 
-    def __enter__(self) -> SourceReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -116,6 +111,36 @@ class SourceReader(ABC):
     def columns(self, table: str) -> list[str]:
         """Column names of a table."""
         return list(self.schema(table).names)
+
+
+Dialect = Literal["sqlite", "postgres"]
+"""The SQL a :class:`SqlReader` runs."""
+
+
+class SqlReader(SourceReader):
+    """A reader that runs read-only SQL queries on its source (a capability a flavour can
+    require: ``class MyFlavour(Flavour[SqlReader])``)."""
+
+    capability = "a SQL database (SQLite or Postgres)"
+    dialect: ClassVar[Dialect]
+    """Which SQL :meth:`stream` runs."""
+
+    @abstractmethod
+    def stream(
+        self, sql: str, *, size: int | Iterator[int] = 2000, what: str = "the database"
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Run one read-only query and yield its rows in lists of ``size`` (or of each size
+        in turn, when given an iterator of sizes); binary values come as ``bytes``.
+
+        Args:
+            sql: the query, in :attr:`dialect`.
+            size: rows a list.
+            what: what is read, for the error message.
+
+        Raises:
+            SourceError: the query failed (no privilege, no table, corrupt file, connection
+                lost).
+        """
 
 
 @dataclass
@@ -134,28 +159,53 @@ class TablePlan:
     """Rows expected, for progress."""
 
 
-class Flavour(ABC):
-    """Maps a source's tables onto the canonical tables."""
+R = TypeVar("R", bound=SourceReader)
+
+
+class Flavour(ABC, Generic[R]):
+    """Maps a source's tables onto the canonical tables.
+
+    The type parameter is the reader capability the flavour needs (``Flavour[SourceReader]``
+    for any reader, ``Flavour[SqlReader]`` for SQL); it becomes :attr:`requires`, checked
+    when the flavour is chosen, so the methods below only ever get such a reader.
+    """
 
     name: ClassVar[str]
+    requires: ClassVar[type[SourceReader]]
+    """The reader class (capability) this flavour reads from: its type parameter."""
     batch_rows: int = BATCH_ROWS
     """Rows per batch at most (``ImportOptions.batch_rows``; readers round it down to a
     power of two and lower it for wide rows)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is Flavour:
+                (cls.requires,) = get_args(base)
+        if not hasattr(cls, "requires"):
+            raise TypeError(
+                f"{cls.__name__}: declare the reader it needs, as Flavour[SourceReader]"
+            )
+
+    @classmethod
+    def fits(cls, reader: SourceReader) -> bool:
+        """True when ``reader`` has the capability this flavour requires."""
+        return isinstance(reader, cls.requires)
+
     @classmethod
     @abstractmethod
-    def detect(cls, reader: SourceReader) -> bool:
+    def detect(cls, reader: R) -> bool:
         """True when the reader's tables look like this flavour."""
 
     @abstractmethod
-    def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
+    def plans(self, reader: R) -> Iterator[TablePlan]:
         """The table plans, checkpoints first.
 
         Raises:
             FlavourError: the tables do not have the columns this flavour needs.
         """
 
-    def check(self, reader: SourceReader) -> None:  # noqa: B027 - optional hook
+    def check(self, reader: R) -> None:
         """Raise what :meth:`plans` would raise about the source's tables, reading no rows.
 
         Lets a caller refuse a source before it creates or locks a store.
@@ -174,138 +224,3 @@ class ImportOptions:
     """Rows per batch."""
     progress: ProgressFn | None = field(default=None, repr=False)
     """Progress callback."""
-
-
-def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour:
-    """Pick the flavour: the mapping file's, the one asked for, or the first that detects.
-
-    Raises:
-        FlavourError: the asked-for flavour does not fit, or none does.
-    """
-    from loaders.registry import FLAVOURS, flavour_for_mapping
-
-    if options.mapping:
-        return flavour_for_mapping(options.mapping)
-    if options.flavour == "mapped":
-        raise FlavourError("the mapped flavour needs a mapping file", "pass --mapping FILE")
-    if options.flavour != "auto":
-        cls = FLAVOURS.get(options.flavour)
-        if cls is None:
-            raise FlavourError(
-                f"unknown flavour {options.flavour!r}",
-                f"use one of auto, {', '.join(FLAVOURS)}, mapped",
-            )
-        if not cls.detect(reader):
-            raise FlavourError(
-                f"{reader.kind} source does not have the tables of the {cls.name} flavour "
-                f"(found: {', '.join(reader.tables()) or 'no tables'})",
-                "use --flavor auto, or --mapping FILE for another table shape",
-            )
-        return cls()
-    for cls in FLAVOURS.values():
-        if cls.detect(reader):
-            return cls()
-    raise FlavourError(
-        f"{reader.kind} source has no checkpoint tables Stepscope knows "
-        f"(found: {', '.join(reader.tables()) or 'no tables'})",
-        "write a mapping file for its tables and pass --mapping FILE "
-        "(see `stepscope import --help`)",
-    )
-
-
-def check_source(source: str, options: ImportOptions | None = None) -> str:
-    """Open a source and pick its flavour without touching a store.
-
-    The CLI calls this first, so a mistyped path or a corrupt file fails before a store is
-    created or locked.
-
-    Returns:
-        The flavour that would be used.
-
-    Raises:
-        SourceError, FlavourError, MappingError: as :func:`import_source`.
-    """
-    from loaders.registry import open_reader
-
-    with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options or ImportOptions())
-        flavour.check(reader)
-        return flavour.name
-
-
-def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
-    """Import one source into the store: read, map, validate, insert, derive runs.
-
-    Args:
-        store: a writable store.
-        source: a file path, a directory or glob of Parquet files, or a postgresql:// URL.
-        options: flavour, mapping, batch size and progress callback.
-
-    Returns:
-        The import report (``read = imported + already present + quarantined``).
-
-    Raises:
-        SourceError: the source cannot be opened or read.
-        FlavourError, MappingError: its shape is not understood.
-    """
-    from loaders.registry import open_reader
-
-    options = options or ImportOptions()
-    _import_pandas_meanwhile()
-    with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options)
-        flavour.batch_rows = options.batch_rows
-        with store.import_session(reader.kind, flavour.name, reader.location) as session:
-            chained = False
-            try:
-                for plan in flavour.plans(reader):
-                    chained |= plan.derive_parents
-                    seen = 0
-                    # the next batch is validated on a thread while this one is inserted
-                    staged = session.staged(plan.table, plan.batches, plan.select_sql)
-                    for batch in prefetched(staged):
-                        counts = session.add_staged(batch, plan.derive_parents)
-                        seen += counts.read
-                        if options.progress:
-                            options.progress(plan.table, seen, plan.total)
-            except StepscopeError:
-                session.commit()
-                _settle(store, session.source_id, chained)
-                raise
-            return session.finish()
-
-
-def _import_pandas_meanwhile() -> None:
-    """Start importing pandas on a thread, if nothing has yet.
-
-    DuckDB imports pandas the first time a batch is handed to it (it checks whether the
-    object is a DataFrame), and that took 0.4 s at the start of every import in a new
-    process, before the first batch could be validated. Started here, it overlaps with
-    opening the source and reading its first batch, which release the GIL.
-    """
-    if "pandas" not in sys.modules:
-        threading.Thread(
-            target=importlib.import_module, args=("pandas",), name="stepscope-pandas", daemon=True
-        ).start()
-
-
-def _settle(store: Store, source_id: int, chained: bool) -> None:
-    """After a source failed part-way: derive parents and runs for the batches committed.
-
-    Each batch is committed on its own, so a source that turns out corrupt after some rows
-    leaves those rows stored ("rows before it were imported"); without this, their runs
-    would be missing from ``runs`` (or stale) until a later import touched them.
-    """
-    from debugger.store.derive import derive_runs
-    from debugger.store.ingest import derive_parents
-
-    con = store.con
-    con.execute("BEGIN")
-    try:
-        if chained:
-            derive_parents(con, source_id)
-        derive_runs(con)
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise

@@ -151,7 +151,7 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
     return out
 
 
-class MappedFlavour(Flavour):
+class MappedFlavour(Flavour[SourceReader]):
     """Reads any table shape through a mapping file."""
 
     name = "mapped"

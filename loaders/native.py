@@ -22,7 +22,7 @@ def _columns(reader: SourceReader, table: str) -> set[str]:
     return set(reader.columns(table)) if table in reader.tables() else set()
 
 
-class NativeFlavour(Flavour):
+class NativeFlavour(Flavour[SourceReader]):
     """Stepscope's own shape (what ``debugger.runtime`` writes)."""
 
     name = "native"

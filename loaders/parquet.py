@@ -42,8 +42,8 @@ class ParquetDataset:
     """The files of one table and its schema: the first file's columns, then the partition
     columns the files do not have (as strings).
 
-    ``pyarrow.dataset`` would do this, but importing it imports pandas (0.4 s), which then
-    stood between starting an import and reading its first batch. Here files are listed
+    ``pyarrow.dataset`` would do this, but importing it imports pandas, which would
+    stand between starting an import and reading its first batch. Here files are listed
     and partition directories parsed by hand, and each file is read with
     ``pyarrow.parquet.ParquetFile``; pandas is imported on a thread meanwhile (DuckDB needs
     it once the first batch is handed over; see ``loaders.base``).

@@ -28,7 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
-from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows, ramped
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows, ramped
 from loaders.prefetch import prefetched
 
 CONNECT_TIMEOUT_S = 10
@@ -105,10 +105,11 @@ def safe_target(conninfo: str) -> str:
     return f"{user}{host}{port}{db}"
 
 
-class PostgresReader(SourceReader):
+class PostgresReader(SqlReader):
     """Reads tables of a Postgres database in one read-only transaction."""
 
     kind = "postgres"
+    dialect = "postgres"
 
     def __init__(self, url: str) -> None:
         self.location = url
@@ -153,26 +154,15 @@ class PostgresReader(SourceReader):
             raise self._fail(e, what) from None
 
     def stream(
-        self,
-        sql: str,
-        params: Sequence[Any] = (),
-        size: int | Iterator[int] = 2000,
-        what: str = "the database",
-        binary: bool = False,
+        self, sql: str, *, size: int | Iterator[int] = 2000, what: str = "the database"
     ) -> Iterator[list[tuple[Any, ...]]]:
-        """Run a query through a server-side cursor and yield its rows in lists of ``size``
-        (or of each size in turn, when given an iterator of sizes).
-
-        ``binary`` asks for results in binary form: much cheaper for ``bytea`` (no hex text).
-
-        Raises:
-            SourceError: the query failed (no privilege, no table, connection lost).
-        """
+        """See :meth:`SqlReader.stream`: through a server-side cursor, in binary form (much
+        cheaper for ``bytea``: no hex text)."""
         self._names += 1
         try:
             sizes = itertools.repeat(size) if isinstance(size, int) else size
-            with self.con.cursor(name=f"stepscope_{self._names}", binary=binary) as cur:
-                cur.execute(sql, params)  # type: ignore[arg-type]
+            with self.con.cursor(name=f"stepscope_{self._names}", binary=True) as cur:
+                cur.execute(sql)  # type: ignore[arg-type]
                 while rows := cur.fetchmany(next(sizes)):
                     yield rows
         except psycopg.Error as e:
@@ -251,18 +241,17 @@ class PostgresReader(SourceReader):
         start = 0
         sql = self._select(table, names)
         # Rows in the table's physical order, as they are read: a sequential scan that
-        # starts at the first block (not where another scan is) on one process. The
-        # ``ORDER BY ctid`` this replaces made the server read, convert (jsonb to text) and
-        # sort the whole table, spilling to disk, before the first row came back (0.65 s of
-        # a 1.4 s import of 20,000 rows); now the server's work streams beside the store's.
+        # starts at the first block (not where another scan is) on one process. An ORDER BY
+        # would make the server read, convert (jsonb to text) and sort the whole table before
+        # the first row came back; unsorted, the server's work streams beside the store's.
         try:
             self.con.execute("SET LOCAL synchronize_seqscans = off")
             self.con.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         except psycopg.Error as e:
             raise self._fail(e, f"table {table}") from None
         # the server computes rows only as they are fetched: small batches first, so the
-        # store starts early (see loaders.base.ramped; 20,000 rows: 1.42 -> 1.1 s)
-        for rows in self.stream(sql, size=ramped(n), what=f"table {table}", binary=True):
+        # store starts early (see loaders.base.ramped)
+        for rows in self.stream(sql, size=ramped(n), what=f"table {table}"):
             batch = rows_to_batch(rows, names, range(start, start + len(rows)))
             yield _typed(batch, schema)
             start += len(rows)

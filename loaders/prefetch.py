@@ -54,8 +54,8 @@ def read_ahead(items: Iterator[T], chunk: int = 100, depth: int = 4) -> Iterator
     """Items produced on a thread, ``chunk`` at a time, while the caller uses earlier ones.
 
     For a reader that waits on another process: the LangGraph walk over PostgresSaver
-    tables spent 0.18-0.25 s of a ~0.9 s import waiting for the server (psycopg releases
-    the GIL meanwhile), which now overlaps with decoding. At most ``(depth + 2) * chunk``
+    tables waits for the server (psycopg releases the GIL meanwhile), and the wait
+    overlaps with decoding. At most ``(depth + 2) * chunk``
     items are held. The thread stops when the items run out, or when the returned
     generator is closed or dropped (by whichever thread holds it last, so never while
     another thread is still iterating it).

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from debugger.errors import SourceError
 from loaders.base import Flavour, SourceReader
 from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
 
-FLAVOURS: dict[str, type[Flavour]] = {"langgraph": LangGraphFlavour, "native": NativeFlavour}
+FLAVOURS: dict[str, type[Flavour[Any]]] = {"langgraph": LangGraphFlavour, "native": NativeFlavour}
 """Detection order matters: the more specific shapes (LangGraph's tables) come first."""
 
 
-def flavour_for_mapping(path: str) -> Flavour:
+def flavour_for_mapping(path: str) -> Flavour[Any]:
     """The mapped flavour for a mapping file."""
     from loaders.mapping import MappedFlavour
 

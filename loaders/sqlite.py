@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sqlite3
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from debugger.errors import SourceError
 from loaders.arrow_rows import rows_to_batch
-from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows
 from loaders.kinds import is_sqlite_file
 from loaders.prefetch import prefetched
 
@@ -50,10 +52,11 @@ def read_only_uri(path: Path) -> str:
     return uri + "&immutable=1" if is_wal_at_rest(path) else uri
 
 
-class SqliteReader(SourceReader):
+class SqliteReader(SqlReader):
     """Reads tables of a SQLite file through the stdlib driver in read-only mode."""
 
     kind = "sqlite"
+    dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
         p = Path(path)
@@ -77,6 +80,17 @@ class SqliteReader(SourceReader):
     def _fail(self, e: sqlite3.Error, what: str) -> SourceError:
         return SourceError(f"cannot read {what} of {self.location}: {e}", _CORRUPT_HINT)
 
+    def stream(
+        self, sql: str, *, size: int | Iterator[int] = 2000, what: str = "the database"
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        sizes = itertools.repeat(size) if isinstance(size, int) else size
+        try:
+            cur = self.con.execute(sql)
+            while rows := cur.fetchmany(next(sizes)):
+                yield rows
+        except sqlite3.Error as e:
+            raise self._fail(e, what) from e
+
     def tables(self) -> list[str]:
         try:
             rows = self.con.execute(
@@ -98,7 +112,7 @@ class SqliteReader(SourceReader):
     def count(self, table: str) -> int | None:
         """Rows for progress: the largest rowid (exact unless rows were deleted).
 
-        ``count(*)`` reads the whole table (0.27 s for 800 MB, before the first batch);
+        ``count(*)`` reads the whole table before the first batch;
         the largest rowid is one b-tree descent. Tables without a rowid are counted.
         """
         try:
@@ -177,7 +191,7 @@ class SqliteReader(SourceReader):
             ``_DONE`` when the whole table was read, else the last rowid read (or None).
         """
         # the driver manager's own API: its DB-API module imports pyarrow.dataset, and with
-        # it pandas (0.4 s before the first batch)
+        # it pandas, before the first batch
         import adbc_driver_manager as adbc
         import adbc_driver_sqlite
 

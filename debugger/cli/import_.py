@@ -57,7 +57,7 @@ def cmd(
       stepscope import postgresql://reader@db.internal/agents
     """
     from loaders import ImportOptions, import_source
-    from loaders.base import check_source
+    from loaders.importer import check_source
 
     options = ImportOptions(
         flavour=flavour,

@@ -284,3 +284,10 @@ class Store:
     def run_ids_of_version(self, version: int | None) -> list[str]:
         """The runs holding a checkpoint at this schema version, in run-id order."""
         return audit_reads.run_ids_of_version(self.con, version)
+
+    def settle_import(self, source_id: int, chained: bool) -> None:
+        """After an import failed part-way: derive parents (``chained``: the source has no
+        parent column) and runs for the batches it committed."""
+        from debugger.store.settle import settle_import
+
+        settle_import(self.con, source_id, chained)

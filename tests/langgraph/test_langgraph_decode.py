@@ -19,9 +19,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.types import Send
 from pydantic import BaseModel, SecretStr
 
-import loaders.lg_decode as lg_decode
+import loaders.langgraph.decode as lg_decode
 from debugger.errors import DecodeError
-from loaders.lg_decode import SafeDecoder, type_label
+from loaders.langgraph.decode import SafeDecoder, type_label
 
 
 class Color(enum.Enum):

@@ -24,7 +24,7 @@ def test_langgraph_doc_example_runs(tmp_path: Path) -> None:
 
 def test_every_quarantine_reason_is_documented() -> None:
     text = (REPO / "docs" / "langgraph.md").read_text(encoding="utf-8")
-    source = (REPO / "loaders" / "lg_decode.py").read_text(encoding="utf-8")
+    source = (REPO / "loaders" / "langgraph" / "decode.py").read_text(encoding="utf-8")
     stems = re.findall(r'DecodeError\(\s*f?"([^"{]+)', source)
     assert len(stems) >= 6
     missing = [s.strip() for s in stems if s.strip().rstrip(":") not in text]

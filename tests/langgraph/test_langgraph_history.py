@@ -14,7 +14,7 @@ import pytest
 from debugger.model import Checkpoint
 from debugger.store import Store
 from loaders import ImportOptions, import_source
-from loaders.lg_decode import type_label
+from loaders.langgraph.decode import type_label
 from tests.langgraph.conftest import Written
 from tests.langgraph.expect import expected, same_state
 from tests.langgraph.graphs import EXPECTED_STATUS

@@ -7,8 +7,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from loaders.lg_decode import SafeDecoder, to_json
-from loaders.lg_map import MessageMemo, facts_of, unanswered_tool_calls, usage
+from loaders.langgraph.decode import SafeDecoder, to_json
+from loaders.langgraph.map import MessageMemo, facts_of, unanswered_tool_calls, usage
 
 
 def _decoded(value: Any, decoder: SafeDecoder) -> Any:

@@ -11,7 +11,8 @@ import pytest
 
 import debugger.store.session as session_mod
 from debugger.store import Store
-from loaders.base import aligned_rows, import_source
+from loaders import import_source
+from loaders.base import aligned_rows
 from loaders.parquet import ParquetReader
 from tests.fixtures.native import native_rows, write_native_sqlite
 

@@ -44,9 +44,9 @@ def _one_line_error(result: Any) -> str:
 
 def test_reads_in_a_read_only_transaction(native_url: str) -> None:
     with PostgresReader(native_url) as reader:
-        assert reader.query("SHOW transaction_read_only") == [("on",)]  # type: ignore[attr-defined]
+        assert reader.query("SHOW transaction_read_only") == [("on",)]
         with pytest.raises(SourceError, match="read-only transaction"):
-            reader.query("CREATE TABLE nope (x int)")  # type: ignore[attr-defined]
+            reader.query("CREATE TABLE nope (x int)")
 
 
 def test_streams_in_bounded_batches(pg_server: PgServer) -> None:

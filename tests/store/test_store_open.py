@@ -335,7 +335,7 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
     import xxhash
 
     from debugger.store import state_hash
-    from loaders.base import import_source
+    from loaders import import_source
 
     rows = native_rows(runs=3, steps=6)
     rows[4]["working_state"] = '{"big": "' + "x" * 40_000 + '"}'  # a large state

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from debugger.store import Store
-from loaders.base import import_source
+from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
 
 

@@ -2,10 +2,11 @@
 
 Detected from the tables (``checkpoints`` + ``writes`` in SQLite; ``checkpoints``,
 ``checkpoint_blobs``, ``checkpoint_writes`` in Postgres). Values are decoded by
-:class:`loaders.lg_decode.SafeDecoder` (no user class is imported or built) and mapped by
-:mod:`loaders.lg_map`. The batches handed to the store already hold the canonical columns,
-so the projection is a plain ``SELECT ... FROM _raw``; rows that could not be decoded carry
-their reason in ``_reason`` and a description in ``_raw_text`` and land in quarantine.
+:class:`loaders.langgraph.decode.SafeDecoder` (no user class is imported or built) and
+mapped by :mod:`loaders.langgraph.map`. The batches handed to the store already hold the
+canonical columns, so the projection is a plain ``SELECT ... FROM _raw``; rows that could
+not be decoded carry their reason in ``_reason`` and a description in ``_raw_text`` and
+land in quarantine.
 
 Tool and model calls found in the messages go to the ``tool_calls`` tape. A call is complete
 only once its tool message is seen, so the tape of a run is written when the walk leaves the
@@ -26,9 +27,9 @@ import pyarrow as pa
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
 from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
-from loaders.base import Flavour, SourceReader, TablePlan, aligned_rows
-from loaders.lg_decode import SafeDecoder, to_json
-from loaders.lg_map import (
+from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
+from loaders.langgraph.decode import SafeDecoder, to_json
+from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
@@ -39,8 +40,8 @@ from loaders.lg_map import (
     run_id_of,
     status_fields,
 )
-from loaders.lg_source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
-from loaders.lg_tape import Tape
+from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
+from loaders.langgraph.tape import Tape
 from loaders.prefetch import prefetched, read_ahead
 
 BATCH_ROWS = 1024
@@ -113,8 +114,7 @@ class _Walk:
         self.saver = tables.saver
         self.source: Iterator[RawCheckpoint] = tables.checkpoints()
         if tables.saver == "postgres":
-            # the server joins each checkpoint's blobs while the walk decodes earlier ones
-            # (44 alternated pairs of 2,002-checkpoint imports: faster in 29, -78 ms mean);
+            # the server joins each checkpoint's blobs while the walk decodes earlier ones;
             # SQLite's reads are in this process, where a thread only adds GIL hand-offs
             self.source = read_ahead(self.source)
         self.dec = SafeDecoder()
@@ -144,7 +144,7 @@ class _Walk:
         if rows:
             yield to_batch("checkpoints", rows)
         # still on the read-ahead thread, while the store inserts the last batch: the tape
-        # is built now instead of after it (~10 ms of 4,000 calls off the import's tail)
+        # is built now instead of after it, off the import's tail
         self._tape_ready = self._tape_batches()
 
     def _tape_batches(self) -> list[pa.RecordBatch]:
@@ -249,24 +249,23 @@ class _Walk:
         }
 
 
-class LangGraphFlavour(Flavour):
+class LangGraphFlavour(Flavour[SqlReader]):
     """Checkpoints written by LangGraph's SqliteSaver or PostgresSaver."""
 
     name = "langgraph"
 
     @classmethod
-    def detect(cls, reader: SourceReader) -> bool:
+    def detect(cls, reader: SqlReader) -> bool:
         return saver_kind(reader) is not None
 
-    def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
-        saver = saver_kind(reader)
-        if saver is None:
+    def plans(self, reader: SqlReader) -> Iterator[TablePlan]:
+        if saver_kind(reader) is None:
             raise FlavourError(
                 "not a LangGraph checkpointer database (needs checkpoints + writes in SQLite, "
                 "or checkpoints + checkpoint_blobs + checkpoint_writes in Postgres)",
                 "use --flavor auto",
             )
-        tables = LangGraphTables(reader, saver)
+        tables = LangGraphTables(reader)
         walk = _Walk(tables, self.batch_rows)
         total = tables.count()
         while not walk.done:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loaders.base import SourceReader
+from loaders.base import Dialect, SqlReader
 
 SQLITE_TABLES = {"checkpoints", "writes"}
 POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
@@ -63,18 +63,22 @@ class RawCheckpoint:
         return (self.thread_id, self.checkpoint_ns, self.checkpoint_id)
 
 
-def saver_kind(reader: SourceReader) -> str | None:
-    """``sqlite`` or ``postgres`` when the reader holds that saver's tables, else None."""
+def saver_kind(reader: SqlReader) -> Dialect | None:
+    """``sqlite`` or ``postgres`` when the reader holds that saver's tables, else None.
+
+    Each saver writes to its own database, so the reader's dialect says which to look for.
+    """
     tables = set(reader.tables())
     if "checkpoints" not in tables:
         return None
     if not set(reader.columns("checkpoints")) >= CHECKPOINT_COLUMNS:
         return None
-    if tables >= POSTGRES_TABLES - {"checkpoint_migrations"}:
-        return "postgres"
-    if tables >= SQLITE_TABLES and reader.kind == "sqlite":
-        return "sqlite"
-    return None
+    wanted = (
+        POSTGRES_TABLES - {"checkpoint_migrations"}
+        if reader.dialect == "postgres"
+        else SQLITE_TABLES
+    )
+    return reader.dialect if tables >= wanted else None
 
 
 class _Side:
@@ -105,18 +109,12 @@ def _flat(batches: Iterator[list[Any]]) -> Iterator[Any]:
 class LangGraphTables:
     """Ordered access to the checkpoints of either saver through a reader."""
 
-    def __init__(self, reader: SourceReader, saver: str) -> None:
+    def __init__(self, reader: SqlReader) -> None:
         self.reader = reader
-        self.saver = saver
+        self.saver: Dialect = reader.dialect
 
     def _stream(self, sql: str) -> Iterator[Any]:
-        if self.saver == "postgres":
-            rows = self.reader.stream(  # type: ignore[attr-defined]
-                sql, size=FETCH, what="the LangGraph tables", binary=True
-            )
-            return _flat(rows)
-        cur = self.reader.con.execute(sql)  # type: ignore[attr-defined]
-        return _flat(iter(lambda: cur.fetchmany(FETCH), []))
+        return _flat(self.reader.stream(sql, size=FETCH, what="the LangGraph tables"))
 
     def count(self) -> int | None:
         """Number of checkpoints, for progress."""

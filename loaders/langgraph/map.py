@@ -30,8 +30,8 @@ from typing import Any
 import orjson
 
 from debugger.errors import DecodeError
-from loaders.lg_decode import SafeDecoder, to_json
-from loaders.lg_source import RawCheckpoint, RawWrite
+from loaders.langgraph.decode import SafeDecoder, to_json
+from loaders.langgraph.source import RawCheckpoint, RawWrite
 
 CONTROL_WRITES = {"__error__", "__interrupt__", "__resume__", "__scheduled__", "__return__"}
 """Write channels that are signals, not state updates."""

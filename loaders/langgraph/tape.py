@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from loaders.lg_decode import to_json
-from loaders.lg_map import Facts
+from loaders.langgraph.decode import to_json
+from loaders.langgraph.map import Facts
 
 
 def _key(run: str, call_id: str) -> int:

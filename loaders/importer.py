@@ -1,0 +1,150 @@
+"""Importing a source: open its reader, choose its flavour, feed the plans to the store.
+
+The interface the pieces implement is in :mod:`loaders.base`; this module ties them together
+and is what :func:`loaders.import_source` and the CLI call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from typing import Any
+
+from debugger.errors import FlavourError, SourceError, StepscopeError
+from debugger.model import ImportReport
+from debugger.store import Store
+from loaders.base import Flavour, ImportOptions, SourceReader
+from loaders.prefetch import prefetched
+
+
+def _found(reader: SourceReader) -> str:
+    return ", ".join(reader.tables()) or "no tables"
+
+
+def _asked_for(reader: SourceReader, name: str) -> Flavour[Any]:
+    from loaders.registry import FLAVOURS
+
+    cls = FLAVOURS.get(name)
+    if cls is None:
+        raise FlavourError(
+            f"unknown flavour {name!r}", f"use one of auto, {', '.join(FLAVOURS)}, mapped"
+        )
+    if not cls.fits(reader):
+        raise SourceError(
+            f"the {cls.name} flavour reads {cls.requires.capability}, not a {reader.kind} source",
+            "use --flavor auto, or --mapping FILE for another table shape",
+        )
+    if not cls.detect(reader):
+        raise FlavourError(
+            f"{reader.kind} source does not have the tables of the {cls.name} flavour "
+            f"(found: {_found(reader)})",
+            "use --flavor auto, or --mapping FILE for another table shape",
+        )
+    return cls()
+
+
+def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]:
+    """Pick the flavour: the mapping file's, the one asked for, or the first that detects.
+
+    A flavour is only offered a reader with the capability it requires
+    (:attr:`Flavour.requires`).
+
+    Raises:
+        SourceError: the asked-for flavour cannot read this kind of source.
+        FlavourError: the asked-for flavour does not fit, or none does.
+    """
+    from loaders.registry import FLAVOURS, flavour_for_mapping
+
+    if options.mapping:
+        return flavour_for_mapping(options.mapping)
+    if options.flavour == "mapped":
+        raise FlavourError("the mapped flavour needs a mapping file", "pass --mapping FILE")
+    if options.flavour != "auto":
+        return _asked_for(reader, options.flavour)
+    for cls in FLAVOURS.values():
+        if cls.fits(reader) and cls.detect(reader):
+            return cls()
+    raise FlavourError(
+        f"{reader.kind} source has no checkpoint tables Stepscope knows (found: {_found(reader)})",
+        "write a mapping file for its tables and pass --mapping FILE "
+        "(see `stepscope import --help`)",
+    )
+
+
+def check_source(source: str, options: ImportOptions | None = None) -> str:
+    """Open a source and pick its flavour without touching a store.
+
+    The CLI calls this first, so a mistyped path or a corrupt file fails before a store is
+    created or locked.
+
+    Returns:
+        The flavour that would be used.
+
+    Raises:
+        SourceError, FlavourError, MappingError: as :func:`import_source`.
+    """
+    from loaders.registry import open_reader
+
+    with open_reader(source) as reader:
+        flavour = choose_flavour(reader, options or ImportOptions())
+        flavour.check(reader)
+        return flavour.name
+
+
+def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
+    """Import one source into the store: read, map, validate, insert, derive runs.
+
+    Args:
+        store: a writable store.
+        source: a file path, a directory or glob of Parquet files, or a postgresql:// URL.
+        options: flavour, mapping, batch size and progress callback.
+
+    Returns:
+        The import report (``read = imported + already present + quarantined``).
+
+    Raises:
+        SourceError: the source cannot be opened or read.
+        FlavourError, MappingError: its shape is not understood.
+    """
+    from loaders.registry import open_reader
+
+    options = options or ImportOptions()
+    _import_pandas_meanwhile()
+    with open_reader(source) as reader:
+        flavour = choose_flavour(reader, options)
+        flavour.batch_rows = options.batch_rows
+        with store.import_session(reader.kind, flavour.name, reader.location) as session:
+            chained = False
+            try:
+                for plan in flavour.plans(reader):
+                    chained |= plan.derive_parents
+                    seen = 0
+                    # the next batch is validated on a thread while this one is inserted
+                    staged = session.staged(plan.table, plan.batches, plan.select_sql)
+                    for batch in prefetched(staged):
+                        counts = session.add_staged(batch, plan.derive_parents)
+                        seen += counts.read
+                        if options.progress:
+                            options.progress(plan.table, seen, plan.total)
+            except StepscopeError:
+                # each batch is committed on its own: the rows before the failure stay, and
+                # their runs are derived now rather than at a later import
+                session.commit()
+                store.settle_import(session.source_id, chained)
+                raise
+            return session.finish()
+
+
+def _import_pandas_meanwhile() -> None:
+    """Start importing pandas on a thread, if nothing has yet.
+
+    DuckDB imports pandas the first time a batch is handed to it (it checks whether the
+    object is a DataFrame), a cost paid before the first batch could be validated. Started
+    here, it overlaps with opening the source and reading its first batch, which release
+    the GIL.
+    """
+    if "pandas" not in sys.modules:
+        threading.Thread(
+            target=importlib.import_module, args=("pandas",), name="stepscope-pandas", daemon=True
+        ).start()
