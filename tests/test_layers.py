@@ -43,8 +43,20 @@ ALLOWED: dict[str, frozenset[str]] = {
     "base": frozenset({"base"}),
 }
 """For each layer, the layers its modules may import."""
-BASE = frozenset({"debugger.model", "debugger.errors", "debugger.settings", "debugger.json_text"})
-"""The bottom layer: records, errors, and the leaf helpers the store itself needs."""
+BASE = frozenset(
+    {
+        "debugger.model",
+        "debugger.errors",
+        "debugger.settings",
+        "debugger.json_text",
+        "debugger.views",
+    }
+)
+"""The bottom layer: records, errors, and the leaf helpers the store itself needs.
+
+``debugger.views`` is here because the records' ``_repr_html_`` (Jupyter's display hook) calls
+it: it renders records as HTML and imports nothing of ours but ``json_text`` at run time (the
+record and diff types only for typing), so it sits beside the records it draws."""
 CLI_MAY_IMPORT = frozenset({"debugger.ui.serve"})
 """The one ui module the CLI needs: ``stepscope app`` and ``stepscope demo`` start the server."""
 
