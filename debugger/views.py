@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 if TYPE_CHECKING:
-    from debugger.diff_checkpoint import CheckpointDiff
-    from debugger.diff_states import DiffRow
+    from debugger.diff.checkpoint import CheckpointDiff
+    from debugger.diff.states import DiffRow
     from debugger.model import Checkpoint, Run
 
 MAX_VALUE_CHARS = 120

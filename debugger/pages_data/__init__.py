@@ -6,7 +6,7 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
 - :mod:`~debugger.pages_data.step`: one step of a run (diff from the previous step, budgets,
   pending effects, metadata with changes marked, the step's calls) and the budget series.
 - :mod:`~debugger.pages_data.runs`: the runs table and audit findings by step.
-- :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
+- :mod:`~debugger.pages_data.diff`: two checkpoints compared, for the Diff page.
 - :mod:`debugger.fork_tree`: where a run branches.
 """
 
@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from debugger.pages_data.diffview import diff_view
+    from debugger.pages_data.diff import default_position, diff_view, parse_patterns, split_summary
     from debugger.pages_data.runs import (
         ATTENTION,
         audit_findings,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
-    "diff_view": "diffview",
+    **dict.fromkeys(("default_position", "diff_view", "parse_patterns", "split_summary"), "diff"),
     **dict.fromkeys(
         ("ATTENTION", "audit_findings", "findings_by_step", "needing_attention",
          "status_counts"), "runs"),
@@ -51,7 +51,7 @@ first page) needs none of the diff code, whose DeepDiff and pydantic imports too
 the app's start."""
 
 
-_SUBMODULES = frozenset({"diffview", "imports", "recent", "runs", "step"})
+_SUBMODULES = frozenset({"diff", "imports", "recent", "runs", "step"})
 
 
 def __getattr__(name: str) -> Any:
