@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from debugger.diff import prune as diff_prune
 from debugger.diff import diff_states, plain_deepdiff_rows
+from debugger.diff import prune as diff_prune
 from debugger.diff.text import StateText, diff_texts
 
 KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])

@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from debugger.diff import sequence as diff_sequence
 from debugger.diff import diff_states, plain_deepdiff_rows
+from debugger.diff import sequence as diff_sequence
 
 ITEMS = st.one_of(
     st.sampled_from([0, 1, 1.0, True, False, 0.0, -0.0, None, "a", "b", "", "1"]),
