@@ -9,7 +9,8 @@
 - :func:`diff_refs` resolves ``RUN:STEP`` / ``RUN@CHECKPOINT_ID`` strings against a store.
 
 The implementation is split by responsibility: :mod:`debugger.diff.prune` (identical-subtree
-pruning), :mod:`debugger.diff.states` (rows), :mod:`debugger.diff.text` (from JSON texts),
+pruning), :mod:`debugger.diff.sequence` (difflib's alignment of scalar lists),
+:mod:`debugger.diff.states` (rows), :mod:`debugger.diff.text` (from JSON texts),
 :mod:`debugger.diff.checkpoint` (checkpoints), :mod:`debugger.diff.refs` (references). None
 of them imports streamlit.
 """

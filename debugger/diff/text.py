@@ -1,8 +1,8 @@
 """The diff of two states given as stored JSON texts, parsing only the branches that differ.
 
-:func:`debugger.diff.states.diff_states` takes parsed states; the Timeline's step change was
-mostly parsing: ``orjson.loads`` of a 1 MB state took 9-11 ms, then the pruning serialized
-the new state's chunks again to compare them with the old one's (3.6 ms). The store keeps
+:func:`debugger.diff.states.diff_states` takes parsed states; for a large state with a small
+change, parsing both states and serializing chunks again for the pruning costs more than the
+diff itself. The store keeps
 each state as the JSON text it was imported with, so equal bytes mean equal values, and the
 comparison can happen on the texts before anything is parsed:
 
