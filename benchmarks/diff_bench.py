@@ -29,7 +29,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from debugger.diff import diff_states, plain_deepdiff_rows
-from debugger.diff_text import diff_texts
+from debugger.diff.text import diff_texts
 
 SIZES = {"10 KB": 10_000, "100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
 REPEATS = {"10 KB": 25, "100 KB": 15, "1 MB": 9, "10 MB": 3}

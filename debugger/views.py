@@ -16,8 +16,8 @@ import orjson
 from debugger.json_text import ELLIPSIS, preview
 
 if TYPE_CHECKING:
-    from debugger.diff_checkpoint import CheckpointDiff
-    from debugger.diff_states import DiffRow
+    from debugger.diff.checkpoint import CheckpointDiff
+    from debugger.diff.states import DiffRow
     from debugger.model import Checkpoint, Run
 
 MAX_VALUE_CHARS = 120

@@ -11,9 +11,11 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
 - :mod:`~debugger.pages_data.runs`: runs needing attention, counts per status, the filters;
   :mod:`~debugger.pages_data.run_list` lays the list out as a Markdown table, and
   :mod:`~debugger.pages_data.status` gives each status its colour, icon and badge.
-- :mod:`~debugger.pages_data.diffview`: two checkpoints compared, for the Diff page.
+- :mod:`~debugger.pages_data.diff`: two checkpoints compared, for the Diff page.
 - :mod:`~debugger.pages_data.imports`: the Import page's imports and uploads.
 - :mod:`~debugger.pages_data.replay`: the Replay page's tables and messages.
+- :mod:`~debugger.pages_data.audit` and :mod:`~debugger.pages_data.migrations`: the Audit and
+  Migrations pages' tables.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from debugger.pages_data.diffview import diff_view
+    from debugger.pages_data.diff import default_position, diff_view, parse_patterns, split_summary
     from debugger.pages_data.findings import audit_findings, findings_by_step
     from debugger.pages_data.runs import ATTENTION, needing_attention, status_counts
     from debugger.pages_data.timeline import (
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
-    "diff_view": "diffview",
+    **dict.fromkeys(("default_position", "diff_view", "parse_patterns", "split_summary"), "diff"),
     **dict.fromkeys(("audit_findings", "findings_by_step"), "findings"),
     **dict.fromkeys(("ATTENTION", "needing_attention", "status_counts"), "runs"),
     **dict.fromkeys(
@@ -50,8 +52,8 @@ app's first page) does not wait for the diff code's DeepDiff and pydantic import
 
 
 _SUBMODULES = frozenset(
-    {"diffview", "findings", "fork_tree", "imports", "recent", "replay", "run_list", "runs",
-     "status", "timeline"}
+    {"audit", "diff", "findings", "fork_tree", "imports", "migrations", "recent", "replay",
+     "run_list", "runs", "status", "timeline"}
 )  # fmt: skip
 
 
@@ -73,11 +75,14 @@ __all__ = [
     "StepView",
     "audit_findings",
     "budget_series",
+    "default_position",
     "diff_view",
     "find_ref",
     "findings_by_step",
     "needing_attention",
+    "parse_patterns",
     "previous_ref",
+    "split_summary",
     "status_counts",
     "step_refs",
     "step_view",

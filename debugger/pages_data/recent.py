@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from debugger.diff_text import StateText
+from debugger.diff.text import StateText
 from debugger.model import Checkpoint
 from debugger.store import Store
 
@@ -49,7 +49,7 @@ so a step change reads one checkpoint, not two."""
 class Fetched:
     """A checkpoint read for the Timeline: its working state is kept as the stored text.
 
-    The step view only compares states, which :func:`debugger.diff_text.diff_texts` does
+    The step view only compares states, which :func:`debugger.diff.text.diff_texts` does
     on their texts, parsing only what differs; the full state is parsed when someone opens it.
     """
 

@@ -17,7 +17,7 @@ import orjson
 import pandas as pd
 
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
-from debugger.diff_text import StateText
+from debugger.diff.text import StateText
 from debugger.json_text import loads, preview
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.recent import fetch, gc_paused
@@ -321,7 +321,7 @@ def view_of(
 
     ``state_texts`` are ``prev``'s and ``ckpt``'s working states as stored JSON texts, when
     the caller read them unparsed (see :meth:`debugger.store.Store.checkpoint_text`), with
-    what earlier diffs split of them (:class:`debugger.diff_text.StateText`).
+    what earlier diffs split of them (:class:`debugger.diff.text.StateText`).
 
     Raises:
         DiffOptionError: an ignore pattern is malformed.

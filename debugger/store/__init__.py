@@ -243,7 +243,7 @@ class Store:
 
         The returned checkpoint's ``working_state`` is None (not parsed); the text comes
         beside it. For a caller that only compares states, which it can do on their texts
-        (:func:`debugger.diff_text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
+        (:func:`debugger.diff.text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
         """
         row = reads.checkpoint_row(self.con, run_id, step, checkpoint_id, self._run_nums)
         text = row[6] if row[6] is not None else "null"

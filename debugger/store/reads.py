@@ -76,7 +76,7 @@ def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Check
     """Build a :class:`Checkpoint` from a row selected with the checkpoint columns.
 
     With ``parse_state`` false the working state is left unparsed (``working_state`` is
-    None) for a caller that diffs the state's text, ``row[6]`` (see ``debugger.diff_text``).
+    None) for a caller that diffs the state's text, ``row[6]`` (see ``debugger.diff.text``).
     """
     return Checkpoint(
         run_id=row[0],

@@ -50,9 +50,7 @@ def _side(label: str, name: str, run_ids: list[str], default_offset: int) -> Che
     refs = guarded(load_refs, store_path(), generation(), run_id)
     if not refs:
         return None
-    pos = max(len(refs) - 1 + default_offset, 0)
-    if spec and spec.run_id == run_id:
-        pos = pages_data.find_ref(refs, spec.step, spec.checkpoint_id)
+    pos = pages_data.default_position(refs, run_id, spec, default_offset)
     choice = st.selectbox(
         f"{label}: checkpoint",
         range(len(refs)),
@@ -83,10 +81,6 @@ def _diff_json(
     return orjson.dumps(view, default=str).decode()
 
 
-def _patterns(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in text.replace("\n", ",").split(",") if p.strip())
-
-
 def page() -> None:
     """Render the Diff page."""
     st.title("Diff")
@@ -103,7 +97,7 @@ def page() -> None:
     with right:
         b = _side("New (B)", "b", run_ids, 0)
     with st.expander("Options: ignore paths, ignore order"):
-        ignore = _patterns(
+        ignore = pages_data.parse_patterns(
             st.text_area(
                 "Ignore paths",
                 key="diff_ignore",
@@ -111,7 +105,7 @@ def page() -> None:
                 placeholder="root['updated_at'], root[**]['ts']",
             )
         )
-        order = _patterns(
+        order = pages_data.parse_patterns(
             st.text_input(
                 "Lists compared without order", key="diff_order", placeholder="root['tags']"
             )
@@ -134,9 +128,9 @@ def page() -> None:
 
 
 def _render(view: dict[str, Any]) -> None:
-    title, _, counts = view["summary"].partition(": ")
+    title, counts = pages_data.split_summary(view["summary"])
     st.subheader(title)
-    st.caption(counts or "no differences")
+    st.caption(counts)
     table, side = st.tabs(["Table", "Side by side"])
     with table:
         if view["rows"]:

@@ -19,7 +19,7 @@ from debugger.diff import (
     plain_deepdiff_rows,
     readings,
 )
-from debugger.diff_refs import BadReference
+from debugger.diff.refs import BadReference
 from debugger.model import Budgets, Checkpoint
 
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from debugger import diff_prune
 from debugger.diff import diff_states, plain_deepdiff_rows
-from debugger.diff_text import StateText, diff_texts
+from debugger.diff import prune as diff_prune
+from debugger.diff.text import StateText, diff_texts
 
 KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
 KEYS = st.one_of(KEYS, st.text(max_size=4))
@@ -267,7 +267,7 @@ def test_stepping_through_texts_with_their_splits(
 
 
 def test_a_text_kept_with_its_splits_is_split_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import debugger.diff_text as diff_text
+    import debugger.diff.text as diff_text
 
     base = {"n": 0, "orders": {f"A{k}": {"v": k, "tags": ["x"]} for k in range(300)}}
     texts = [StateText(orjson.dumps({**base, "n": n}).decode()) for n in range(3)]

@@ -1,7 +1,7 @@
-"""The short way to difflib's alignment (debugger.diff_sequence) gives difflib's exact answer.
+"""The short way to difflib's alignment (debugger.diff.sequence) gives difflib's exact answer.
 
 DeepDiff aligns lists of scalars with difflib; ``diff_states`` hands it the opcodes of
-:func:`debugger.diff_sequence.opcodes`, which skips the common ends when that provably changes
+:func:`debugger.diff.sequence.opcodes`, which skips the common ends when that provably changes
 nothing. These tests compare the opcodes with difflib's own on lists built to break the
 argument: repeated items, items moved from one end to the other, reversed and shuffled lists,
 and values Python calls equal across types (``1 == 1.0 == True``).
@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from debugger import diff_sequence
 from debugger.diff import diff_states, plain_deepdiff_rows
+from debugger.diff import sequence as diff_sequence
 
 ITEMS = st.one_of(
     st.sampled_from([0, 1, 1.0, True, False, 0.0, -0.0, None, "a", "b", "", "1"]),

@@ -65,7 +65,7 @@ def test_step_view_of_the_crash_head(sample_store: Path) -> None:
 
 
 def test_step_views_from_texts_equal_views_from_parsed_checkpoints(sample_store: Path) -> None:
-    """The Timeline diffs states from their stored texts (debugger.diff_text); every step of
+    """The Timeline diffs states from their stored texts (debugger.diff.text); every step of
     every sample run shows exactly what diffing the parsed checkpoints shows."""
     pages_data.recent.clear_recent()
     with Store.open(sample_store, read_only=True) as store:

@@ -1,8 +1,8 @@
 """The diff of two states given as stored JSON texts, parsing only the branches that differ.
 
-:func:`debugger.diff_states.diff_states` takes parsed states; the Timeline's step change was
-mostly parsing: ``orjson.loads`` of a 1 MB state took 9-11 ms, then the pruning serialized
-the new state's chunks again to compare them with the old one's (3.6 ms). The store keeps
+:func:`debugger.diff.states.diff_states` takes parsed states; for a large state with a small
+change, parsing both states and serializing chunks again for the pruning costs more than the
+diff itself. The store keeps
 each state as the JSON text it was imported with, so equal bytes mean equal values, and the
 comparison can happen on the texts before anything is parsed:
 
@@ -10,7 +10,7 @@ comparison can happen on the texts before anything is parsed:
   ``list[Raw]``: validated and sliced in C, with nothing inside built as Python objects);
 - members whose texts are equal are identical and stay unparsed; the others are compared
   the same way one level down, and only what differs at the leaves is parsed;
-- the reduced pair is built by the rules of :mod:`debugger.diff_prune` (the same keys in
+- the reduced pair is built by the rules of :mod:`debugger.diff.prune` (the same keys in
   the same order keep only the differing ones; DeepDiff's threshold rule keeps enough
   identical keys, as real values shared by both sides; lists of scalars, lists compared
   without order and values of a changed type are handed over whole), so DeepDiff reports
@@ -32,8 +32,8 @@ from typing import Any
 
 import msgspec
 
-from debugger.diff_prune import child_path, reduced_dicts, reported_whole
-from debugger.diff_states import (
+from debugger.diff.prune import child_path, reduced_dicts, reported_whole
+from debugger.diff.states import (
     DiffOptions,
     Patterns,
     StateDiff,
@@ -156,7 +156,7 @@ class _Pruner:
         old = self._split(0, at, a, _OBJECT)
         new = self._split(1, at, b, _OBJECT)
         if len(old) == len(new) and list(old) == list(new):
-            # every key is common (diff_prune._prune_same_keys): only differing keys stay
+            # every key is common (prune._prune_same_keys): only differing keys stay
             keys, same_old, same_new = list(old), {}, {}
             olds, news = list(old.values()), list(new.values())
             for i in compress(range(len(keys)), map(operator.ne, olds, news)):

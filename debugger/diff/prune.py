@@ -193,7 +193,7 @@ def reduced_dicts(
 
     ``changed`` maps every common key that may differ to its reduced pair; the other common
     keys are identical. ``value`` turns a side's value into what DeepDiff is given (the
-    text pruning of :mod:`debugger.diff_text` parses member texts with it).
+    text pruning of :mod:`debugger.diff.text` parses member texts with it).
     """
     only = len(old) + len(new) - 2 * len(common_keys)
     same = len(common_keys) - len(changed)

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import orjson
 
-from debugger.diff_states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
-from debugger.diff_text import StateText, diff_texts
+from debugger.diff.states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
+from debugger.diff.text import StateText, diff_texts
 from debugger.model import Checkpoint
 
 EffectChangeKind = Literal["added", "removed", "status_changed", "changed"]
@@ -180,7 +180,7 @@ def diff_checkpoints(
         ignore_order: state lists compared without regard to order.
         state_texts: the two working states as stored JSON texts, when the checkpoints were
             read without parsing them (``Store.checkpoint_text``): the states are then
-            diffed from the texts (:func:`debugger.diff_text.diff_texts`), same rows.
+            diffed from the texts (:func:`debugger.diff.text.diff_texts`), same rows.
 
     Returns:
         The :class:`CheckpointDiff`.

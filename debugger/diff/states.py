@@ -2,8 +2,8 @@
 
 :func:`diff_states` returns exactly the rows ``DeepDiff(old, new, ...)`` gives with the same
 options (same paths in DeepDiff's syntax ``root['a'][0]``, same kinds, same order), but first
-drops identical subtrees (see :mod:`debugger.diff_prune`), which makes it 20-100x faster on
-large states with a few changes.
+drops identical subtrees (see :mod:`debugger.diff.prune`), so DeepDiff's work follows the
+size of the change rather than the size of the states.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from deepdiff.helper import (
     separate_wildcard_and_exact_paths,
 )
 
-from debugger.diff_prune import all_basic, identical, prune
-from debugger.diff_sequence import opcodes as sequence_opcodes
+from debugger.diff.prune import all_basic, identical, prune
+from debugger.diff.sequence import opcodes as sequence_opcodes
 from debugger.errors import StepscopeError
 
 PathPattern = str | re.Pattern[str]
@@ -219,7 +219,7 @@ class _PrunedDeepDiff(DeepDiff):  # type: ignore[misc]
         _original_type: Any = None,
         child_relationship_class: Any = None,
     ) -> list[Opcode]:
-        # DeepDiff's method (deepdiff 8-9) with difflib's opcodes from debugger.diff_sequence,
+        # DeepDiff's method (deepdiff 8-9) with difflib's opcodes from debugger.diff.sequence,
         # which are exactly difflib's; the rest is DeepDiff's body unchanged.
         t1, t2 = level.t1, level.t2
         out = []

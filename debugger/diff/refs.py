@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from debugger.diff_checkpoint import CheckpointDiff, diff_checkpoints
-from debugger.diff_states import Patterns
+from debugger.diff.checkpoint import CheckpointDiff, diff_checkpoints
+from debugger.diff.states import Patterns
 from debugger.errors import NotFound, StepscopeError
 from debugger.model import Checkpoint
 

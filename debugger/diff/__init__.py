@@ -8,15 +8,16 @@
   state rows plus budgets, pending effects (by idempotency key) and metadata.
 - :func:`diff_refs` resolves ``RUN:STEP`` / ``RUN@CHECKPOINT_ID`` strings against a store.
 
-The implementation is split by responsibility: :mod:`debugger.diff_prune` (identical-subtree
-pruning), :mod:`debugger.diff_states` (rows), :mod:`debugger.diff_text` (from JSON texts),
-:mod:`debugger.diff_checkpoint` (checkpoints), :mod:`debugger.diff_refs` (references). None
+The implementation is split by responsibility: :mod:`debugger.diff.prune` (identical-subtree
+pruning), :mod:`debugger.diff.sequence` (difflib's alignment of scalar lists),
+:mod:`debugger.diff.states` (rows), :mod:`debugger.diff.text` (from JSON texts),
+:mod:`debugger.diff.checkpoint` (checkpoints), :mod:`debugger.diff.refs` (references). None
 of them imports streamlit.
 """
 
 from __future__ import annotations
 
-from debugger.diff_checkpoint import (
+from debugger.diff.checkpoint import (
     BudgetChange,
     CheckpointDiff,
     CheckpointRef,
@@ -25,7 +26,7 @@ from debugger.diff_checkpoint import (
     diff_checkpoints,
     diff_pending_effects,
 )
-from debugger.diff_refs import (
+from debugger.diff.refs import (
     BadReference,
     CheckpointSpec,
     diff_refs,
@@ -33,7 +34,7 @@ from debugger.diff_refs import (
     parse_spec,
     readings,
 )
-from debugger.diff_states import (
+from debugger.diff.states import (
     DiffOptionError,
     DiffRow,
     PathPattern,
@@ -42,7 +43,7 @@ from debugger.diff_states import (
     diff_states,
     plain_deepdiff_rows,
 )
-from debugger.diff_text import StateText, diff_texts
+from debugger.diff.text import StateText, diff_texts
 
 __all__ = [
     "BadReference",

@@ -3,7 +3,7 @@
 DeepDiff aligns a list whose items are all scalars with ``difflib.SequenceMatcher``
 (``autojunk=False``), which indexes every item of the new list and searches the whole pair
 for its longest common block, then again on each side of it. On a state's long list of
-notes or ids with one change a step, that costs milliseconds for a one-item answer.
+notes or ids with one change a step, that is work on the whole list for a one-item answer.
 
 :func:`opcodes` returns exactly ``SequenceMatcher(None, a, b, autojunk=False).get_opcodes()``
 but hands difflib only the middle left when the common prefix and suffix are taken off, when

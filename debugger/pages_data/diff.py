@@ -7,7 +7,7 @@ from typing import Any
 from debugger.diff import CheckpointSpec, diff_refs
 from debugger.json_text import preview
 from debugger.pages_data.recent import gc_paused
-from debugger.pages_data.timeline import diff_rows
+from debugger.pages_data.timeline import StepRef, diff_rows, find_ref
 from debugger.store import Store
 
 SIDE_VALUE_CHARS = 2000
@@ -17,6 +17,51 @@ SIDE_VALUE_CHARS = 2000
 def _side(value: Any) -> Any:
     text = preview(value, SIDE_VALUE_CHARS)
     return value if not text.endswith("…") else text
+
+
+def parse_patterns(text: str) -> tuple[str, ...]:
+    """The ignore patterns typed in a text box: separated by commas or newlines, blanks dropped.
+
+    Args:
+        text: what the user typed.
+
+    Returns:
+        The patterns, stripped, in the order typed.
+    """
+    return tuple(p.strip() for p in text.replace("\n", ",").split(",") if p.strip())
+
+
+def default_position(
+    refs: list[StepRef], run_id: str, spec: CheckpointSpec | None, offset: int
+) -> int:
+    """Which checkpoint a side's picker starts on.
+
+    Args:
+        refs: the run's checkpoints, in step order (not empty).
+        run_id: the run picked on this side.
+        spec: the side given in the URL, if any.
+        offset: from the last checkpoint when the URL names none of this run's (-1: the one
+            before the last).
+
+    Returns:
+        An index into ``refs``.
+    """
+    if spec is not None and spec.run_id == run_id:
+        return find_ref(refs, spec.step, spec.checkpoint_id)
+    return max(len(refs) - 1 + offset, 0)
+
+
+def split_summary(summary: str) -> tuple[str, str]:
+    """The page's heading and caption from a diff's one-line summary.
+
+    Args:
+        summary: :meth:`debugger.diff.CheckpointDiff.summary`, ``"TITLE: COUNTS"``.
+
+    Returns:
+        ``(title, counts)``; counts is ``"no differences"`` when the summary has none.
+    """
+    title, _, counts = summary.partition(": ")
+    return title, counts or "no differences"
 
 
 def diff_view(
