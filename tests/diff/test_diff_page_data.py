@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from debugger.diff import CheckpointSpec
 from debugger.pages_data.diff import default_position, parse_patterns, split_summary
-from debugger.pages_data.step import StepRef
+from debugger.pages_data.timeline import StepRef
 
 
 def _refs(n: int) -> list[StepRef]:
