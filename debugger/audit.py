@@ -239,7 +239,7 @@ def _report(
 def _fingerprint(store: Store, run_id: str) -> tuple[Any, ...] | None:
     # One query (each round trip counts on a page view): what identifies the run's rows now,
     # its status, and the newest schema version in the store.
-    row = store.con.execute(
+    row = store._con.execute(
         """SELECT r.checkpoint_count, r.last_at, r.head_checkpoint_id, r.status,
                   (SELECT count(*) FROM effects WHERE run_id = $1),
                   (SELECT count(*) FROM tool_calls WHERE run_id = $1),
@@ -269,7 +269,7 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
     if fp is None:
         store.run(run_id)  # raises NotFound with a hint
         raise NotFound(f"run {run_id!r} has no derived record", "import its source again")
-    key = (store.path, id(store.con), run_id, _registry_key(registry), fp)
+    key = (store.path, id(store._con), run_id, _registry_key(registry), fp)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)

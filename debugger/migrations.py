@@ -294,7 +294,7 @@ FAILURES_SHOWN = 50
 
 def stored_versions(store: Store) -> dict[int | None, int]:
     """Schema versions in the store with their checkpoint counts (None: no version)."""
-    rows = store.con.execute(
+    rows = store._con.execute(
         "SELECT schema_version, count(*) FROM checkpoints GROUP BY 1 ORDER BY 1 NULLS LAST"
     ).fetchall()
     return {(None if v is None else int(v)): int(n) for v, n in rows}
@@ -339,7 +339,7 @@ def _version_report(store: Store, registry: Registry, version: int | None, n: in
 
 
 def _checkpoints_of_version(store: Store, version: int | None) -> Iterator[Checkpoint]:
-    runs = store.con.execute(
+    runs = store._con.execute(
         "SELECT DISTINCT run_id FROM checkpoints WHERE schema_version = ? ORDER BY run_id",
         [version],
     ).fetchall()

@@ -298,7 +298,7 @@ def _settle(store: Store, source_id: int, chained: bool) -> None:
     from debugger.store.derive import derive_runs
     from debugger.store.ingest import derive_parents
 
-    con = store.con
+    con = store._con
     con.execute("BEGIN")
     try:
         if chained:
