@@ -108,7 +108,7 @@ def bench(path: Path, lookups: int) -> tuple[str, str]:
     """Run the measurements; return the markdown table and the plan evidence."""
     rng = random.Random(11)
     with Store.open(path, read_only=True) as store:
-        con = store.con
+        con = store._con
         runs = con.execute(
             "SELECT run_id, first_step, last_step FROM runs WHERE run_id LIKE 'run-%'"
         ).fetchall()

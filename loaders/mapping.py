@@ -32,8 +32,8 @@ from typing import Any
 
 import duckdb
 
+from debugger.contract import TABLE_COLUMNS
 from debugger.errors import MappingError
-from debugger.store.ingest import TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.sqlmap import Source, projection
 

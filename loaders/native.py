@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from debugger.contract import TABLE_COLUMNS
 from debugger.errors import FlavourError
-from debugger.store.ingest import TABLE_COLUMNS
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.sqlmap import Source, json_guard, projection
 

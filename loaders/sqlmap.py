@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from debugger.store.ingest import TABLE_COLUMNS
+from debugger.contract import TABLE_COLUMNS
 
 JSON_FIELDS = frozenset(
     {"working_state", "pending_effects", "tool_versions", "metadata", "args", "result",

@@ -118,7 +118,7 @@ def test_store_doc_names_every_table_and_column(sample_store: Path) -> None:
 
     text = (REPO / "docs" / "store.md").read_text(encoding="utf-8")
     with debugger.open(sample_store) as store:
-        tables = store.con.execute(
+        tables = store._con.execute(
             "SELECT table_name, column_name FROM information_schema.columns "
             "WHERE table_schema = 'main'"
         ).fetchall()
@@ -134,4 +134,4 @@ def test_store_sql_examples_run(sample_store: Path) -> None:
     assert len(blocks) >= 5
     with debugger.open(sample_store) as store:
         for sql in blocks:
-            assert store.con.execute(sql).fetchall(), sql
+            assert store._con.execute(sql).fetchall(), sql

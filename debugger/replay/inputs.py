@@ -90,10 +90,8 @@ def lineage_after(checkpoints: list[Checkpoint], start: Checkpoint) -> list[Chec
 
 def next_replay_id(store: Store, run_id: str) -> str:
     """``<run>~replay-<n>`` with n one more than any replay of the run so far."""
-    rows = store.con.execute(
-        "SELECT run_id FROM run_keys WHERE starts_with(run_id, ?)", [f"{run_id}~replay-"]
-    ).fetchall()
-    numbers = [int(m.group(1)) for (r,) in rows if (m := re.search(r"~replay-(\d+)$", r))]
+    ids = store.replay_ids(run_id)
+    numbers = [int(m.group(1)) for r in ids if (m := re.search(r"~replay-(\d+)$", r))]
     return f"{run_id}~replay-{max(numbers, default=0) + 1}"
 
 

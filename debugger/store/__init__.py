@@ -129,7 +129,7 @@ class Store:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: str, read_only: bool) -> None:
-        self.con = con
+        self._con = con
         self.path = path
         self.read_only = read_only
         self._run_nums: dict[str, int] = {}  # run numbers never change once given
@@ -166,7 +166,7 @@ class Store:
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        self.con.close()
+        self._con.close()
 
     def __enter__(self) -> Store:
         return self
@@ -187,7 +187,7 @@ class Store:
             raise StoreError("the store is open read-only", "open it without read_only")
         from debugger.store.session import ImportSession
 
-        session = ImportSession(self.con, kind, flavour, location)
+        session = ImportSession(self._con, kind, flavour, location)
         try:
             yield session
         except BaseException:
@@ -206,35 +206,35 @@ class Store:
         since: datetime | None = None,
     ) -> pd.DataFrame:
         """Runs with status, steps, budgets and versions as a DataFrame, newest first."""
-        return reads.runs_frame(self.con, status, agent, text, since)
+        return reads.runs_frame(self._con, status, agent, text, since)
 
     def run_records(self, status: str | None = None, **filters: Any) -> list[Run]:
         """Runs as :class:`Run` records (same filters as :meth:`runs`)."""
-        return reads.run_records(self.con, status, **filters)
+        return reads.run_records(self._con, status, **filters)
 
     def run_page(self, **query: Any) -> reads.RunPage:
         """A page of runs, filtered (as :meth:`runs`, plus ``until``), ordered (``order``:
         a key of ``reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
         matching runs' counts per status. For lists too long to build whole."""
-        return reads.run_page(self.con, **query)
+        return reads.run_page(self._con, **query)
 
     def run_agents(self) -> list[str]:
         """Every agent name in the store, sorted."""
-        return reads.run_agents(self.con)
+        return reads.run_agents(self._con)
 
     def run(self, run_id: str) -> Run:
         """One run's derived record."""
-        return reads.run(self.con, run_id)
+        return reads.run(self._con, run_id)
 
     def timeline(self, run_id: str) -> pd.DataFrame:
         """A run's checkpoints with time, budgets, effect counts and state size."""
-        return reads.timeline(self.con, run_id)
+        return reads.timeline(self._con, run_id)
 
     def checkpoint(
         self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
     ) -> Checkpoint:
         """One checkpoint by step (newest at that step), by id, or the head if neither."""
-        return reads.checkpoint(self.con, run_id, step, checkpoint_id, self._run_nums)
+        return reads.checkpoint(self._con, run_id, step, checkpoint_id, self._run_nums)
 
     def checkpoint_text(
         self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
@@ -245,49 +245,74 @@ class Store:
         beside it. For a caller that only compares states, which it can do on their texts
         (:func:`debugger.diff.text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
         """
-        row = reads.checkpoint_row(self.con, run_id, step, checkpoint_id, self._run_nums)
+        row = reads.checkpoint_row(self._con, run_id, step, checkpoint_id, self._run_nums)
         text = row[6] if row[6] is not None else "null"
         return reads.checkpoint_from_row(row, parse_state=False), text
 
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
         """All checkpoints of a run, in write order."""
-        return reads.checkpoints(self.con, run_id)
+        return reads.checkpoints(self._con, run_id)
 
     def effects(self, run_id: str) -> list[Effect]:
         """A run's effects."""
-        return reads.effects(self.con, run_id)
+        return reads.effects(self._con, run_id)
 
     def tool_calls(self, run_id: str, step: int | None = None) -> list[ToolCall]:
         """A run's tape of tool and model calls."""
-        return reads.tool_calls(self.con, run_id, step)
+        return reads.tool_calls(self._con, run_id, step)
 
     def quarantine(self, source_id: int | None = None) -> pd.DataFrame:
         """Quarantined rows with reasons."""
-        return reads.quarantine(self.con, source_id)
+        return reads.quarantine(self._con, source_id)
 
     def sources(self) -> pd.DataFrame:
         """Every import with its counts."""
-        return reads.sources(self.con)
+        return reads.sources(self._con)
+
+    def replay_ids(self, run_id: str) -> list[str]:
+        """The ids of every stored run named as a replay of ``run_id`` (``<run>~replay-<n>``)."""
+        rows = self._con.execute(
+            "SELECT run_id FROM run_keys WHERE starts_with(run_id, ?)", [f"{run_id}~replay-"]
+        ).fetchall()
+        return [r for (r,) in rows]
+
+    def cursor(self) -> Store:
+        """A read-only store on a new cursor of this connection, for one thread or session.
+
+        A cursor shares the connection's database and cache but starts from DuckDB's default
+        session settings, so it is given the store's time zone and pointed at the catalog and
+        schema this connection reads.
+        """
+        row = self._con.execute("SELECT current_database(), current_schema()").fetchone()
+        cursor = self._con.cursor()
+        cursor.execute("SET TimeZone = 'UTC'")
+        if row is not None:
+            cursor.execute(f'USE "{_quote(row[0])}"."{_quote(row[1])}"')
+        return Store(cursor, self.path, read_only=True)
 
     def schema_version(self) -> int:
         """The store's own schema version."""
-        return applied_version(self.con)
+        return applied_version(self._con)
 
     def audit_fingerprint(self, run_id: str) -> tuple[Any, ...] | None:
         """What identifies a run's rows now (to cache its audit); None when no such run."""
-        return audit_reads.audit_fingerprint(self.con, run_id)
+        return audit_reads.audit_fingerprint(self._con, run_id)
 
     def schema_version_counts(self) -> dict[int | None, int]:
         """Schema versions of the stored checkpoints with their counts (None: no version)."""
-        return audit_reads.schema_version_counts(self.con)
+        return audit_reads.schema_version_counts(self._con)
 
     def run_ids_of_version(self, version: int | None) -> list[str]:
         """The runs holding a checkpoint at this schema version, in run-id order."""
-        return audit_reads.run_ids_of_version(self.con, version)
+        return audit_reads.run_ids_of_version(self._con, version)
 
     def settle_import(self, source_id: int, chained: bool) -> None:
         """After an import failed part-way: derive parents (``chained``: the source has no
         parent column) and runs for the batches it committed."""
         from debugger.store.settle import settle_import
 
-        settle_import(self.con, source_id, chained)
+        settle_import(self._con, source_id, chained)
+
+
+def _quote(name: object) -> str:
+    return str(name).replace('"', '""')

@@ -19,28 +19,11 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from debugger.contract import TABLE_COLUMNS
 from debugger.model import TableCounts
 from debugger.store import state_hash
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 
-CHECKPOINT_COLUMNS = (
-    "run_id", "checkpoint_id", "parent_id", "step_index", "schema_version", "created_at",
-    "working_state", "tokens_spent", "steps_spent", "wall_clock_ms", "pending_effects",
-    "model_version", "tool_versions", "metadata",
-)  # fmt: skip
-EFFECT_COLUMNS = (
-    "run_id", "effect_id", "step_index", "idempotency_key", "tool", "args", "status",
-    "result", "created_at",
-)  # fmt: skip
-TOOL_CALL_COLUMNS = (
-    "run_id", "call_id", "step_index", "seq", "kind", "name", "request", "response",
-    "error", "idempotency_key", "is_write",
-)  # fmt: skip
-TABLE_COLUMNS = {
-    "checkpoints": CHECKPOINT_COLUMNS,
-    "effects": EFFECT_COLUMNS,
-    "tool_calls": TOOL_CALL_COLUMNS,
-}
 RAW_LIMIT = 4096
 """Raw rows kept in quarantine are cut to this many characters."""
 

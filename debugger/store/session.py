@@ -14,12 +14,12 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from debugger.contract import TABLE_COLUMNS
 from debugger.model import ImportReport, TableCounts
 from debugger.store import state_hash
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import (
-    TABLE_COLUMNS,
     Prestaged,
     derive_parents,
     ingest_batch,

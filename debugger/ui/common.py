@@ -73,12 +73,6 @@ _CURSORS: weakref.WeakSet[Store] = weakref.WeakSet()
 """Per-session cursors on those connections, closed by :func:`reopen_store`."""
 _GENERATION: dict[str, int] = {}
 """Per store path: bumped by every import, so all sessions see the new data."""
-_DEFAULT_SCHEMA: dict[int, str] = {}
-"""Per cached connection: the catalog and schema it reads by default (``USE`` target).
-
-The store may attach its file under a name and ``USE`` it; a cursor starts from DuckDB's
-defaults, not its connection's, so each cursor is pointed at the same place.
-"""
 _lock = threading.Lock()
 _CURSOR_KEY = "_stepscope_cursor"
 
@@ -88,16 +82,9 @@ def _open(path: str, generation: int) -> Store:
     # Read-only: the app never holds a write lock while it serves. No spinner: an open
     # takes milliseconds, and serve.warm calls this off any script run, with no page to draw on.
     store = Store.open(path, read_only=True)
-    row = store.con.execute("SELECT current_database(), current_schema()").fetchone()
     with _lock:
         _OPENED[(path, generation)] = store
-        if row is not None:
-            _DEFAULT_SCHEMA[id(store)] = f'"{_quote(row[0])}"."{_quote(row[1])}"'
     return store
-
-
-def _quote(name: object) -> str:
-    return str(name).replace('"', '""')
 
 
 def open_cached(path: str, gen: int) -> Store:
@@ -114,7 +101,7 @@ def open_cached(path: str, gen: int) -> Store:
     held = st.session_state.get(_CURSOR_KEY)
     if isinstance(held, tuple) and held[:2] == (path, gen):
         return held[2]  # type: ignore[no-any-return]
-    store = _cursor(base, path)
+    store = _cursor(base)
     st.session_state[_CURSOR_KEY] = (path, gen, store)
     with _lock:
         _CURSORS.add(store)
@@ -132,18 +119,13 @@ def warm_store(path: str) -> Store:
     Raises:
         StoreError: the store cannot be opened.
     """
-    return _cursor(_open(path, _GENERATION.get(path, 0)), path)
+    return _cursor(_open(path, _GENERATION.get(path, 0)))
 
 
-def _cursor(base: Store, path: str) -> Store:
-    # a cursor shares the connection's database and cache, but not its session settings
-    cursor = base.con.cursor()
-    cursor.execute("SET TimeZone = 'UTC'")
+def _cursor(base: Store) -> Store:
+    # the base connection is shared by every session's thread; its catalog is read under the lock
     with _lock:
-        default = _DEFAULT_SCHEMA.get(id(base))
-    if default:
-        cursor.execute(f"USE {default}")
-    return Store(cursor, path, read_only=True)
+        return base.cursor()
 
 
 def generation() -> int:
@@ -174,7 +156,6 @@ def reopen_store() -> None:
             cursor.close()
         for key in [k for k in _OPENED if k[0] == path]:
             closed = _OPENED.pop(key)
-            _DEFAULT_SCHEMA.pop(id(closed), None)
             closed.close()
     _open.clear()
     st.cache_data.clear()

@@ -24,9 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from debugger.contract import TABLE_COLUMNS
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
-from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
+from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (

@@ -51,7 +51,7 @@ def test_many_commits_store_what_one_commit_stores(
         with Store.open(path) as store:
             report = import_source(store, str(source))
             assert report.total.imported == 1200
-            return store.con.execute(
+            return store._con.execute(
                 "SELECT run_id, step_index, checkpoint_id, parent_id, state_hash "
                 "FROM checkpoints ORDER BY run_id, step_index"
             ).fetchall()
@@ -75,7 +75,7 @@ def test_parents_chain_in_order_even_when_a_run_arrives_out_of_order(
     source = write_native_sqlite(tmp_path / "late.sqlite", [*rows, late])
     with Store.open(tmp_path / "s.duckdb") as store:
         import_source(store, str(source))
-        pairs = store.con.execute(
+        pairs = store._con.execute(
             "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
             "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id "
             "ORDER BY c.run_id, c.step_index"
@@ -105,7 +105,7 @@ def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
     def stored(path: Path) -> tuple[object, ...]:
         with Store.open(path) as store:
             report = import_source(store, str(source))
-            con = store.con
+            con = store._con
             return (
                 report.total,
                 # (lookup_key holds the run's number, which is given in no set order)
@@ -159,11 +159,11 @@ def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None
             with store.import_session("sqlite", "test", "x") as session:
                 counts = session.add("checkpoints", batch, select_sql)
                 session.finish()
-            rows = store.con.execute(
+            rows = store._con.execute(
                 "SELECT checkpoint_id, working_state, state_hash, metadata FROM checkpoint_rows "
                 "ORDER BY 1"
             ).fetchall()
-            reasons = store.con.execute("SELECT reason FROM quarantine").fetchall()
+            reasons = store._con.execute("SELECT reason FROM quarantine").fetchall()
         return counts, rows, reasons
 
     written = stored(tmp_path / "written.duckdb", select_all("checkpoints"))

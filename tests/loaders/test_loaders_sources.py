@@ -210,7 +210,7 @@ def test_tool_calls_with_their_own_ids_are_each_stored_once(tmp_path: Path, repe
     again = stepscope_json("import", path)["tables"]["tool_calls"]
     assert again == {"read": n, "imported": 0, "already_present": n, "quarantined": 0}
     with debugger.open("stepscope.duckdb") as store:
-        stored = store.con.execute(
+        stored = store._con.execute(
             "SELECT run_id, call_id, response FROM tool_calls ORDER BY 1, 2"
         ).fetchall()
     assert len(stored) == distinct

@@ -56,7 +56,7 @@ def test_sample_store_dry_run(audit_sample_store: Path) -> None:
     assert registry is not None
     with Store.open(audit_sample_store, read_only=True) as store:
         report = dry_run(store, registry)
-        total = store.con.execute("SELECT count(*) FROM checkpoints").fetchone()
+        total = store._con.execute("SELECT count(*) FROM checkpoints").fetchone()
     by = {v.version: v for v in report.versions}
     assert set(by) == {0, 1, 2, 3}
     assert (by[0].restart_required, by[0].clean) == (by[0].checkpoints, 0) and by[0].checkpoints

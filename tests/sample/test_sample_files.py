@@ -40,7 +40,7 @@ def test_sample_is_small() -> None:
 
 def _snapshot(path: Path) -> dict[str, Any]:
     with Store.open(path, read_only=True) as s:
-        con = s.con
+        con = s._con
         return {
             "runs": con.execute(
                 "SELECT run_id, agent, status, first_step, last_step, checkpoint_count "

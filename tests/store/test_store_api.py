@@ -116,7 +116,7 @@ def test_large_states_round_trip_through_the_side_table(store: Store) -> None:
     ckpt = store.checkpoint("lg", 0)
     assert ckpt.working_state == BIG
     assert ckpt.state_bytes == len(json.dumps(BIG).encode())
-    con = store.con
+    con = store._con
     assert con.execute("SELECT count(*) FROM large_states").fetchone() == (1,)
     assert con.execute(
         "SELECT count(*) FROM checkpoint_rows WHERE working_state IS NULL"

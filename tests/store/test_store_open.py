@@ -22,7 +22,7 @@ def test_store_open_is_a_context_manager_that_closes(tmp_path: Path) -> None:
         assert store.schema_version() == schema.CURRENT_VERSION
         assert store.runs().empty
     with pytest.raises(duckdb.Error):
-        store.con.execute("SELECT 1")
+        store._con.execute("SELECT 1")
 
 
 def test_debugger_open_returns_a_read_only_store(tmp_path: Path) -> None:
@@ -35,7 +35,7 @@ def test_debugger_open_returns_a_read_only_store(tmp_path: Path) -> None:
         ):
             pass
         with pytest.raises(duckdb.Error):
-            store.con.execute("INSERT INTO run_keys VALUES ('x', 1)")
+            store._con.execute("INSERT INTO run_keys VALUES ('x', 1)")
 
 
 def test_read_only_open_of_a_missing_store_is_refused_without_creating_it(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_default_store_is_env_then_cwd(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_migrations_are_recorded_one_row_each(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
-        rows = store.con.execute("SELECT version, name FROM store_migrations").fetchall()
+        rows = store._con.execute("SELECT version, name FROM store_migrations").fetchall()
     assert [r[0] for r in rows] == [m.version for m in schema.MIGRATIONS]
     assert schema.MIGRATIONS[-1].version == schema.CURRENT_VERSION
     versions = [m.version for m in schema.MIGRATIONS]
@@ -84,7 +84,7 @@ def test_a_new_store_built_at_once_equals_one_migrated_step_by_step(tmp_path: Pa
     running every migration on an empty file gives."""
     _store_at(tmp_path / "stepwise.duckdb", schema.CURRENT_VERSION)
     with Store.open(tmp_path / "fresh.duckdb") as fresh:
-        built = _catalog(fresh.con)
+        built = _catalog(fresh._con)
     con = duckdb.connect(str(tmp_path / "stepwise.duckdb"), read_only=True)
     stepwise = _catalog(con)
     con.close()
@@ -107,7 +107,7 @@ def test_a_migration_after_the_fresh_schema_runs_on_a_new_store(
     monkeypatch.setattr("debugger.store.CURRENT_VERSION", nxt)
     with Store.open(tmp_path / "s.duckdb") as store:
         assert store.schema_version() == nxt
-        assert "note" in [r[0] for r in store.con.execute("DESCRIBE runs").fetchall()]
+        assert "note" in [r[0] for r in store._con.execute("DESCRIBE runs").fetchall()]
 
 
 def _store_at(path: Path, version: int) -> None:
@@ -168,7 +168,7 @@ def test_a_pending_migration_runs_in_a_transaction_with_its_record(
     with Store.open(path) as store:
         assert store.schema_version() == nxt
         assert len(store.run_records()) == 3  # data kept
-        assert store.con.execute("SELECT count(note) FROM runs").fetchone() == (0,)
+        assert store._con.execute("SELECT count(note) FROM runs").fetchone() == (0,)
 
 
 def test_a_store_from_a_newer_stepscope_is_refused(tmp_path: Path) -> None:
@@ -273,10 +273,10 @@ def test_a_failed_import_leaves_the_connection_settings_as_they_were(tmp_path: P
     from debugger.store import Store
 
     with Store.open(tmp_path / "s.duckdb") as store:
-        before = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
+        before = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
         with pytest.raises(SourceError), store.import_session("sqlite", "native", "x"):
             raise SourceError("the source broke part-way", "check it")
-        after = store.con.execute("SELECT current_setting('memory_limit')").fetchone()
+        after = store._con.execute("SELECT current_setting('memory_limit')").fetchone()
     assert after == before
 
 
@@ -297,14 +297,14 @@ def test_memory_is_handed_back_only_once_an_import_is_large(
     source = write_native_sqlite(tmp_path / "n.sqlite", native_rows(4, 40))
     query = "SELECT " + ", ".join(f"current_setting('{n}')" for n in session.LARGE_IMPORT_SETTINGS)
     with Store.open(tmp_path / "s.duckdb") as store:
-        before = store.con.execute(query).fetchall()[0]
+        before = store._con.execute(query).fetchall()[0]
         seen: list[tuple[object, ...]] = []
 
         def progress(table: str, done: int, total: int | None) -> None:
-            seen.append(store.con.execute(query).fetchall()[0])
+            seen.append(store._con.execute(query).fetchall()[0])
 
         import_source(store, str(source), ImportOptions(progress=progress))
-        after = store.con.execute(query).fetchall()[0]
+        after = store._con.execute(query).fetchall()[0]
     assert after == before
     assert len(seen) > 2 and seen[0] == before  # the first batch is under it either way
     tight = [_size(v) for v in session.LARGE_IMPORT_SETTINGS.values()]
@@ -355,7 +355,7 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
     def fresh() -> list[tuple[object, ...]]:
         with Store.open(tmp_path / "fresh.duckdb") as store:
             import_source(store, str(src))
-            return store.con.execute(query).fetchall()
+            return store._con.execute(query).fetchall()
 
     want = fresh()
     old = tmp_path / "v2.duckdb"
@@ -367,9 +367,9 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
         m.setattr(state_hash, "registered", lambda con: contextlib.nullcontext())
         with Store.open(old) as store:
             import_source(store, str(src))
-            before = store.con.execute(query).fetchall()
+            before = store._con.execute(query).fetchall()
             texts = dict(
-                store.con.execute(
+                store._con.execute(
                     "SELECT checkpoint_id, CAST(working_state AS VARCHAR) FROM checkpoints"
                 ).fetchall()
             )
@@ -379,8 +379,8 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
 
     with Store.open(old) as store:
         assert store.schema_version() == 3
-        after = store.con.execute(query).fetchall()
-        heads = store.con.execute(
+        after = store._con.execute(query).fetchall()
+        heads = store._con.execute(
             "SELECT r.head_checkpoint_id, c.checkpoint_id FROM runs r LEFT JOIN checkpoints c "
             "ON c.run_id = r.run_id AND c.checkpoint_id = r.head_checkpoint_id"
         ).fetchall()
@@ -401,5 +401,5 @@ def test_duckdb_never_draws_its_progress_bar_on_a_store_connection(tmp_path: Pat
     """DuckDB prints a progress bar to standard output once a statement runs for 2 s (a
     migration, a large import): that would corrupt ``--json`` output."""
     with Store.open(tmp_path / "s.duckdb") as store:
-        setting = store.con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
+        setting = store._con.execute("SELECT current_setting('enable_progress_bar')").fetchone()
     assert setting == (False,)

@@ -1,0 +1,30 @@
+"""What several parts of Stepscope share: the canonical columns and the budget names.
+
+The bottom layer with the store: it imports only the standard library, so loaders, the
+runtime, the replay and the pages can all rely on it without depending on each other.
+"""
+
+from __future__ import annotations
+
+CHECKPOINT_COLUMNS = (
+    "run_id", "checkpoint_id", "parent_id", "step_index", "schema_version", "created_at",
+    "working_state", "tokens_spent", "steps_spent", "wall_clock_ms", "pending_effects",
+    "model_version", "tool_versions", "metadata",
+)  # fmt: skip
+EFFECT_COLUMNS = (
+    "run_id", "effect_id", "step_index", "idempotency_key", "tool", "args", "status",
+    "result", "created_at",
+)  # fmt: skip
+TOOL_CALL_COLUMNS = (
+    "run_id", "call_id", "step_index", "seq", "kind", "name", "request", "response",
+    "error", "idempotency_key", "is_write",
+)  # fmt: skip
+TABLE_COLUMNS = {
+    "checkpoints": CHECKPOINT_COLUMNS,
+    "effects": EFFECT_COLUMNS,
+    "tool_calls": TOOL_CALL_COLUMNS,
+}
+"""The canonical columns of each table a flavour stages for the store, by table name."""
+
+BUDGETS = ("tokens_spent", "steps_spent", "wall_clock_ms")
+"""The budgets a checkpoint records as consumed, in the order every view shows them."""
