@@ -15,7 +15,11 @@ import orjson
 
 from debugger.audit.registry import AuditInput, rule
 from debugger.audit.registry import finding as _f
+from debugger.json_text import preview
 from debugger.model import EffectCheck, Finding, Severity
+
+ARGS_CHARS = 80
+"""Longest argument text in a finding's message."""
 
 OPEN = ("pending", "unknown")
 DONE = ("committed", "failed")
@@ -44,9 +48,8 @@ def action_key(tool: str, args: Any) -> str:
 
 
 def short(args: Any) -> str:
-    """Compact JSON of arguments, cut to 80 characters."""
-    text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
-    return text if len(text) <= 80 else text[:77] + "..."
+    """Arguments as one short line for a finding's message (the shared preview, 80 chars)."""
+    return preview(args, ARGS_CHARS)
 
 
 @rule("pending-effect-without-key")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from debugger.diff import diff_states
+from debugger.json_text import preview
 from debugger.migrations import DryRunReport, Registry, stored_versions
 from debugger.model import Checkpoint
 from debugger.store import Store
@@ -55,14 +54,18 @@ def checkpoint_labels(checkpoints: list[Checkpoint]) -> list[str]:
     return [f"step {c.step_index} · v{c.schema_version} · {c.checkpoint_id}" for c in checkpoints]
 
 
-def _short(value: Any) -> str:
-    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
-    return text if len(text) <= 120 else text[:119] + "…"
+CHANGE_CHARS = 120
+"""Longest stored or migrated value shown in a change row."""
 
 
 def change_rows(stored: Any, migrated: Any) -> list[dict[str, Any]]:
     """What the migrations changed in a state: one row per difference, values shortened."""
     return [
-        {"path": r.path, "kind": r.kind, "stored": _short(r.old), "migrated": _short(r.new)}
+        {
+            "path": r.path,
+            "kind": r.kind,
+            "stored": preview(r.old, CHANGE_CHARS),
+            "migrated": preview(r.new, CHANGE_CHARS),
+        }
         for r in diff_states(stored, migrated)
     ]
