@@ -56,7 +56,10 @@ def migrations_option(f: F) -> F:
         "--migrations",
         "migrations",
         metavar="MODULE",
-        help=f"State-schema migrations module (default: ${SETTING}).",
+        help=(
+            "State-schema migrations: an importable module with CURRENT_VERSION = <int> and "
+            f"functions v0_to_v1(state) -> state, ... (default: ${SETTING})."
+        ),
     )(f)
 
 

@@ -135,7 +135,10 @@ def page() -> None:
     frame = _verdicts(store, module)
     if frame is None:
         return
-    st.caption("Could each run be resumed safely, and what would a resume do? See docs/audit.md.")
+    st.caption(
+        "Could each run be resumed safely, and what would a resume do? Each finding names "
+        "its rule and what to check; `stepscope audit RUN` prints the same in a terminal."
+    )
     event = st.dataframe(frame, hide_index=True, width="stretch", key="audit_verdicts",
                          on_select="rerun", selection_mode="single-row")  # fmt: skip
     run_id = _pick_run(frame, list(event.selection.rows))

@@ -119,7 +119,7 @@ def page() -> None:
     if registry is None:
         st.info(
             "Name your migrations module in the sidebar (or set STEPSCOPE_MIGRATIONS) to see "
-            "the dry run and migrated states; see docs/migrations.md."
+            "the dry run and migrated states (`stepscope migrate --help` describes the module)."
         )
         return
     steps = ", ".join(name for _, name in iter_steps(registry)) or "none"
