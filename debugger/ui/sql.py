@@ -1,6 +1,6 @@
 """SQL page: a read-only console over the store, with a row limit and example queries.
 
-Queries run on a locked-down connection (:mod:`debugger.sql_console`): the store attached
+Queries run on a locked-down connection (:mod:`debugger.store.console`): the store attached
 read-only, no file access, no extensions, no other databases.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from debugger.sql_console import DEFAULT_ROW_LIMIT, EXAMPLES, QueryResult, run_query
+from debugger.store.console import DEFAULT_ROW_LIMIT, EXAMPLES, QueryResult, run_query
 from debugger.ui.common import guarded, page_labels, store_path
 
 TITLE, ICON, URL = page_labels(__name__)
