@@ -10,8 +10,8 @@ import pytest
 
 from debugger import pages_data
 from debugger.pages_data import fork_tree
-from debugger.store.console import EXAMPLES, QueryError, run_query
 from debugger.store import Store
+from debugger.store.console import EXAMPLES, QueryError, run_query
 from loaders import ImportOptions, import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.conftest import CRASHED, REEXECUTED, REFUND_KEY
