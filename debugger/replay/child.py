@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import orjson
 
+from debugger.contract import BUDGET_LIMITS
 from debugger.errors import StepscopeError
 from debugger.replay import guard
 from debugger.replay.sandbox import SandboxContext, StopReplay, load_mocks
@@ -69,17 +70,18 @@ def load_agent(spec: str) -> Any:
     return obj
 
 
-_BUDGETS = (
-    ("steps", "steps_spent", "step"),
-    ("tokens", "tokens_spent", "token"),
-    ("wall_clock_ms", "wall_clock_ms", "wall-clock"),
+_BUDGET_WORDS = (
+    ("steps_spent", "step"),
+    ("tokens_spent", "token"),
+    ("wall_clock_ms", "wall-clock"),
 )
+"""Each budget in the order the child checks it (steps first), and its word in a reason."""
 
 
 def _budget_reason(budgets: dict[str, int], limits: dict[str, Any]) -> str | None:
     """Why the run's own limits stop it (as the runtime checks them), or None."""
-    for limit_key, spent_key, what in _BUDGETS:
-        limit = limits.get(limit_key)
+    for spent_key, what in _BUDGET_WORDS:
+        limit = limits.get(BUDGET_LIMITS[spent_key])
         if isinstance(limit, int | float) and budgets[spent_key] >= limit:
             return f"the run's {what} budget is spent ({budgets[spent_key]} of {limit})"
     return None
