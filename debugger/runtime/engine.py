@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from debugger.contract import BUDGET_LIMITS
+from debugger.contract import BUDGET_LIMITS, Agent
 from debugger.runtime.clock import Clock, SystemClock, elapsed_ms, iso
 from debugger.runtime.context import RecordingContext, Session
 from debugger.runtime.resume import prepare_resume
@@ -80,7 +80,7 @@ class Runtime:
 
     Args:
         db_path: SQLite file to write (created if missing; many runs may share it).
-        agent: the agent object.
+        agent: an Agent (``debugger.contract``): ``step(state, ctx)`` and ``is_done(state)``.
         tools: tools the agent may call.
         model: the model behind ``ctx.model``.
         limits: budget limits, stored in ``metadata.limits``.
@@ -99,7 +99,7 @@ class Runtime:
     def __init__(
         self,
         db_path: str | Path,
-        agent: Any,
+        agent: Agent,
         *,
         tools: list[Tool] | tuple[Tool, ...] = (),
         model: Model | None = None,
