@@ -19,14 +19,14 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from debugger.runtime.storage import CALL_FIELDS, CHECKPOINT_FIELDS, DDL, EFFECT_FIELDS
+from debugger.contract import NATIVE_COLUMNS, native_ddl, native_fields
 
 ORDER = {
     "checkpoints": "run_id, checkpoint_seq",
     "effects": "run_id, seq",
     "tool_calls": "run_id, seq",
 }
-FIELDS = {"checkpoints": CHECKPOINT_FIELDS, "effects": EFFECT_FIELDS, "tool_calls": CALL_FIELDS}
+FIELDS = {table: native_fields(table) for table in NATIVE_COLUMNS}
 JSON_COLUMNS = {
     "working_state",
     "pending_effects",
@@ -78,7 +78,7 @@ def native(runs_db: Path, out: Path) -> None:
     """native.sqlite: exactly the runtime's tables."""
     write_sqlite(
         out,
-        [(t, ddl, FIELDS[t], read_rows(runs_db, t)) for t, ddl in zip(FIELDS, DDL, strict=True)],
+        [(t, native_ddl(t), FIELDS[t], read_rows(runs_db, t)) for t in FIELDS],
     )
 
 
@@ -100,8 +100,7 @@ def payload(runs_db: Path, out: Path) -> None:
         ("checkpoints", ddl, ("run_id", "step_index", "payload"), rows)
     ]
     tables += [
-        (t, DDL[i], FIELDS[t], read_rows(runs_db, t))
-        for i, t in ((1, "effects"), (2, "tool_calls"))
+        (t, native_ddl(t), FIELDS[t], read_rows(runs_db, t)) for t in ("effects", "tool_calls")
     ]
     write_sqlite(out, tables)
 
@@ -294,29 +293,11 @@ def _sql_literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-PG_DDL = {
-    "checkpoints": "CREATE TABLE checkpoints (run_id text NOT NULL, checkpoint_id text NOT NULL, "
-    "parent_id text, checkpoint_seq integer NOT NULL, step_index integer NOT NULL, "
-    "schema_version integer, created_at timestamptz NOT NULL, working_state json NOT NULL, "
-    "tokens_spent bigint NOT NULL, steps_spent bigint NOT NULL, wall_clock_ms bigint NOT NULL, "
-    "pending_effects json NOT NULL, model_version text, tool_versions json NOT NULL, "
-    "metadata json NOT NULL, PRIMARY KEY (run_id, checkpoint_id));",
-    "effects": "CREATE TABLE effects (run_id text NOT NULL, effect_id text NOT NULL, "
-    "seq integer NOT NULL, step_index integer NOT NULL, idempotency_key text, tool text NOT NULL, "
-    "args json, status text NOT NULL, result json, created_at timestamptz, "
-    "PRIMARY KEY (run_id, effect_id));",
-    "tool_calls": "CREATE TABLE tool_calls (run_id text NOT NULL, call_id text NOT NULL, "
-    "step_index integer NOT NULL, seq integer NOT NULL, kind text NOT NULL, name text NOT NULL, "
-    "request json, response json, error text, idempotency_key text, is_write boolean NOT NULL, "
-    "PRIMARY KEY (run_id, call_id));",
-}
-
-
 def postgres(runs_db: Path, out: Path) -> None:
     """postgres.sql: the native shape for Postgres (``psql -f postgres.sql``), in one transaction.
 
-    JSON columns use ``json`` (not ``jsonb``) so the stored text, and so the state hashes,
-    are the same as in the other files.
+    The DDL is the contract's (``native_ddl(table, "postgres")``): JSON columns are ``json``,
+    not ``jsonb``, so the stored text, and so the state hashes, are the same as elsewhere.
     """
     lines = [
         "-- Stepscope sample histories (native shape). Load with: psql -f postgres.sql",
@@ -325,7 +306,7 @@ def postgres(runs_db: Path, out: Path) -> None:
         "BEGIN;",
     ]
     for table, columns in FIELDS.items():
-        lines.append(PG_DDL[table])
+        lines.append(native_ddl(table, "postgres"))
         for r in read_rows(runs_db, table):
             values = []
             for c in columns:

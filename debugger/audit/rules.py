@@ -12,6 +12,7 @@ from typing import Any
 
 from debugger.audit.registry import AuditInput, rule
 from debugger.audit.registry import finding as _finding
+from debugger.contract import BUDGET_LIMITS, BUDGETS
 from debugger.model import Checkpoint, Finding
 
 __all__ = ["prose_state", "unplaced"]
@@ -46,9 +47,7 @@ def _has_budgets(c: Checkpoint, first: bool) -> bool:
     b = c.budgets
     # The store reads a missing budget as 0: all three zero after the first step means none
     # was recorded (a step always takes some wall clock).
-    return (
-        first or c.step_index <= 0 or (b.tokens_spent, b.steps_spent, b.wall_clock_ms) != (0,) * 3
-    )
+    return first or c.step_index <= 0 or any(getattr(b, name) for name in BUDGETS)
 
 
 ITEMS: tuple[tuple[str, str, Callable[[Checkpoint, bool], bool], str], ...] = (
@@ -184,12 +183,6 @@ def step_order(inp: AuditInput) -> list[Finding]:
 
 # -- budgets ------------------------------------------------------------------------------
 
-_BUDGETS = (
-    ("tokens", "tokens_spent"),
-    ("steps", "steps_spent"),
-    ("wall_clock_ms", "wall_clock_ms"),
-)
-
 
 @rule("budget-reset")
 def budget_reset(inp: AuditInput) -> list[Finding]:
@@ -198,7 +191,7 @@ def budget_reset(inp: AuditInput) -> list[Finding]:
     for parent, child in zip(inp.lineage, inp.lineage[1:], strict=False):
         drops = [
             f"{attr} {getattr(parent.budgets, attr):,} → {getattr(child.budgets, attr):,}"
-            for _, attr in _BUDGETS
+            for attr in BUDGETS
             if getattr(child.budgets, attr) < getattr(parent.budgets, attr)
         ]
         if drops:
@@ -242,7 +235,7 @@ def budget_exceeded(inp: AuditInput) -> list[Finding]:
     that is a warning when the run stopped there, an error when it went on past the limit.
     """
     out = []
-    for name, attr in _BUDGETS:
+    for attr, name in BUDGET_LIMITS.items():
         for c, total in _true_total(inp, attr):
             limit = _limits(c).get(name)
             if limit is None or total <= limit:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from debugger.cli.support import command, emit_json, frame_records, open_store
+from debugger.contract import BUDGETS
 
 
 @command("show")
@@ -55,6 +56,6 @@ def _print_run(run: dict[str, Any], timeline: Any) -> None:
                 "model_versions", "last_error", "pending_count", "replay_of"):  # fmt: skip
         if run.get(key) not in (None, [], {}):
             click.echo(f"{key:<17} {run[key]}")
-    cols = ["step_index", "created_at", "tokens_spent", "steps_spent", "wall_clock_ms",
-            "state_bytes", "pending_effects", "effects", "calls", "model_version"]  # fmt: skip
+    cols = ["step_index", "created_at", *BUDGETS, "state_bytes", "pending_effects", "effects",
+            "calls", "model_version"]  # fmt: skip
     click.echo(timeline[cols].to_string(index=False))

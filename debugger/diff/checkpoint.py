@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 import orjson
 
+from debugger.contract import BUDGETS
 from debugger.diff.states import Patterns, StateDiff, as_patterns, count_by_kind, diff_states
 from debugger.diff.text import StateText, diff_texts
 from debugger.model import Checkpoint
 
 EffectChangeKind = Literal["added", "removed", "status_changed", "changed"]
-BUDGET_FIELDS = ("tokens_spent", "steps_spent", "wall_clock_ms")
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def diff_checkpoints(
 def diff_budgets(a: Checkpoint, b: Checkpoint) -> list[BudgetChange]:
     """Budget counters that differ, in the order tokens, steps, wall clock."""
     changes = []
-    for name in BUDGET_FIELDS:
+    for name in BUDGETS:
         old, new = getattr(a.budgets, name), getattr(b.budgets, name)
         if old != new:
             changes.append(BudgetChange(name, old, new))

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
+from debugger.contract import BUDGET_LIMITS, BUDGETS
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.diff.text import StateText
 from debugger.json_text import loads, preview
@@ -25,8 +26,6 @@ from debugger.store import Store
 
 MAX_DIFF_ROWS = 150
 """Diff rows shown for one step; the rest are counted, and the Diff page shows them all."""
-BUDGETS = (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms"))
-"""Budget column and the key of its limit in ``metadata.limits``."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,7 @@ def budget_rows(ckpt: Checkpoint, prev: Checkpoint | None) -> list[dict[str, Any
     limits = ckpt.metadata.get("limits") if isinstance(ckpt.metadata, dict) else None
     limits = limits if isinstance(limits, dict) else {}
     rows = []
-    for column, limit_key in BUDGETS:
+    for column, limit_key in BUDGET_LIMITS.items():
         spent = getattr(ckpt.budgets, column)
         before = getattr(prev.budgets, column) if prev else 0
         limit = limits.get(limit_key)
@@ -375,5 +374,5 @@ def budget_series(store: Store, run_id: str) -> tuple[pd.DataFrame, dict[str, An
         checkpoint) and the limits from the head's ``metadata.limits``.
     """
     frame = store.timeline(run_id)
-    cols = ["step_index", "tokens_spent", "steps_spent", "wall_clock_ms"]
+    cols = ["step_index", *BUDGETS]
     return frame[cols].reset_index(drop=True), dict(store.run(run_id).limits or {})

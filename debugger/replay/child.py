@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import orjson
 
+from debugger.contract import BUDGET_LIMITS, Agent, check_agent
 from debugger.errors import StepscopeError
 from debugger.replay import guard
 from debugger.replay.sandbox import SandboxContext, StopReplay, load_mocks
@@ -56,30 +57,29 @@ def _take_stdout(output_dir: Path) -> IO[bytes]:
     return proto
 
 
-def load_agent(spec: str) -> Any:
-    """Import ``module:attribute`` and check it follows the replay protocol."""
+def load_agent(spec: str) -> Agent:
+    """Import ``module:attribute`` and check it is an Agent (``debugger.contract``)."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError(f"agent {spec!r} is not of the form module:attribute")
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
-    if not (callable(getattr(obj, "step", None)) and callable(getattr(obj, "is_done", None))):
-        raise TypeError(f"{spec} has no step(state, ctx) and is_done(state) methods")
-    return obj
+    return check_agent(obj, spec)
 
 
-_BUDGETS = (
-    ("steps", "steps_spent", "step"),
-    ("tokens", "tokens_spent", "token"),
-    ("wall_clock_ms", "wall_clock_ms", "wall-clock"),
+_BUDGET_WORDS = (
+    ("steps_spent", "step"),
+    ("tokens_spent", "token"),
+    ("wall_clock_ms", "wall-clock"),
 )
+"""Each budget in the order the child checks it (steps first), and its word in a reason."""
 
 
 def _budget_reason(budgets: dict[str, int], limits: dict[str, Any]) -> str | None:
     """Why the run's own limits stop it (as the runtime checks them), or None."""
-    for limit_key, spent_key, what in _BUDGETS:
-        limit = limits.get(limit_key)
+    for spent_key, what in _BUDGET_WORDS:
+        limit = limits.get(BUDGET_LIMITS[spent_key])
         if isinstance(limit, int | float) and budgets[spent_key] >= limit:
             return f"the run's {what} budget is spent ({budgets[spent_key]} of {limit})"
     return None
@@ -88,7 +88,7 @@ def _budget_reason(budgets: dict[str, int], limits: dict[str, Any]) -> str | Non
 class Runner:
     """The replay loop inside the child."""
 
-    def __init__(self, data: dict[str, Any], events: _Events, agent: Any, mocks: Any) -> None:
+    def __init__(self, data: dict[str, Any], events: _Events, agent: Agent, mocks: Any) -> None:
         self.data = data
         self.events = events
         self.agent = agent
@@ -191,7 +191,7 @@ class Runner:
         )  # fmt: skip
 
 
-def _setup(data: dict[str, Any], events: _Events) -> tuple[Any, Any, Any] | None:
+def _setup(data: dict[str, Any], events: _Events) -> tuple[Agent, Any, Any] | None:
     """Import agent and mocks, migrate states; None (after an event) when that fails."""
     what = "agent"
     try:

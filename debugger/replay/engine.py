@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from debugger.contract import BUDGETS
 from debugger.errors import MigrationError, ReplayError, StoreError
 from debugger.replay import compare
 from debugger.replay.inputs import (
@@ -275,8 +276,7 @@ def _report(
     divergences = compare.divergences(child)
     writes = compare.ledger(child)
     b = inputs.start.budgets
-    start_budgets = {"tokens_spent": b.tokens_spent, "steps_spent": b.steps_spent,
-                     "wall_clock_ms": b.wall_clock_ms}  # fmt: skip
+    start_budgets = {name: getattr(b, name) for name in BUDGETS}
     full = [ev for ev in child.steps if not ev["partial"]]
     errors = [ev.get("error") for ev in child.steps if ev.get("error")]
     return ReplayReport(

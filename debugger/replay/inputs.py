@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from debugger.contract import BUDGETS
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.store import Store
 
@@ -128,11 +129,7 @@ def child_input(
         "start": {
             "state": start.working_state,
             "schema_version": start.schema_version,
-            "budgets": {
-                "tokens_spent": start.budgets.tokens_spent,
-                "steps_spent": start.budgets.steps_spent,
-                "wall_clock_ms": start.budgets.wall_clock_ms,
-            },
+            "budgets": {name: getattr(start.budgets, name) for name in BUDGETS},
         },
         "original": {
             str(c.step_index): {"state": c.working_state, "schema_version": c.schema_version}

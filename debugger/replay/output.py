@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from debugger.contract import BUDGETS, TABLE_COLUMNS, native_ddl
 from debugger.model import ImportReport
 from debugger.replay.compare import checkpoint_id
 from debugger.replay.inputs import ReplayInputs
@@ -23,17 +24,6 @@ from debugger.replay.process import ChildResult
 from debugger.replay.report import ReplayReport
 from debugger.store import Store
 
-_DDL = (
-    "CREATE TABLE checkpoints (run_id TEXT, checkpoint_id TEXT, parent_id TEXT, "
-    "step_index INTEGER, schema_version INTEGER, created_at TEXT, working_state TEXT, "
-    "tokens_spent INTEGER, steps_spent INTEGER, wall_clock_ms INTEGER, pending_effects TEXT, "
-    "model_version TEXT, tool_versions TEXT, metadata TEXT)",
-    "CREATE TABLE effects (run_id TEXT, effect_id TEXT, step_index INTEGER, "
-    "idempotency_key TEXT, tool TEXT, args TEXT, status TEXT, result TEXT, created_at TEXT)",
-    "CREATE TABLE tool_calls (run_id TEXT, call_id TEXT, step_index INTEGER, seq INTEGER, "
-    "kind TEXT, name TEXT, request TEXT, response TEXT, error TEXT, idempotency_key TEXT, "
-    "is_write INTEGER)",
-)
 _STATUS = {"completed": "completed", "budget_exhausted": "budget_exhausted", "parked": "parked"}
 """Run status of the replay by outcome; every other outcome is stored as failed + error."""
 
@@ -78,8 +68,8 @@ def _checkpoint_rows(
         cid = checkpoint_id(report.replay_run_id, step)
         rows.append((report.replay_run_id, cid, parent, step, version,
                      (now + timedelta(milliseconds=i)).isoformat(), _state_json(state),
-                     budgets["tokens_spent"], budgets["steps_spent"], budgets["wall_clock_ms"],
-                     _json(pending), model, _json(start.tool_versions), _json(meta)))  # fmt: skip
+                     *(budgets[b] for b in BUDGETS), _json(pending), model,
+                     _json(start.tool_versions), _json(meta)))  # fmt: skip
         parent = cid
     return rows
 
@@ -113,12 +103,15 @@ def write_sqlite(
     calls, effects = _call_rows(report.replay_run_id, child)
     con = sqlite3.connect(path)
     try:
-        for ddl in _DDL:
-            con.execute(ddl)
-        con.executemany(f"INSERT INTO checkpoints VALUES ({', '.join('?' * 14)})",
-                        _checkpoint_rows(inputs, child, report, ready))  # fmt: skip
-        con.executemany(f"INSERT INTO effects VALUES ({', '.join('?' * 9)})", effects)
-        con.executemany(f"INSERT INTO tool_calls VALUES ({', '.join('?' * 11)})", calls)
+        rows = {"checkpoints": _checkpoint_rows(inputs, child, report, ready),
+                "effects": effects, "tool_calls": calls}  # fmt: skip
+        for table, columns in TABLE_COLUMNS.items():
+            # written whole by this one writer: the canonical columns, no constraints
+            con.execute(native_ddl(table, constraints=False))
+            marks = ", ".join("?" for _ in columns)
+            con.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows[table]
+            )
         con.commit()
     finally:
         con.close()

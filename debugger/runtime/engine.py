@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from debugger.contract import BUDGET_LIMITS, Agent
 from debugger.runtime.clock import Clock, SystemClock, elapsed_ms, iso
 from debugger.runtime.context import RecordingContext, Session
 from debugger.runtime.resume import prepare_resume
@@ -48,22 +49,14 @@ class Consumed:
 
     def exhausted(self, limits: Limits) -> str | None:
         """The first budget that reached its limit, or None."""
-        for name, used in (
-            ("tokens", self.tokens),
-            ("steps", self.steps),
-            ("wall_clock_ms", self.wall_clock_ms),
-        ):
-            limit = getattr(limits, name)
+        for name in BUDGET_LIMITS.values():  # the attributes here are named as the limits
+            used, limit = getattr(self, name), getattr(limits, name)
             if limit is not None and used >= limit:
                 return name
         return None
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "tokens_spent": self.tokens,
-            "steps_spent": self.steps,
-            "wall_clock_ms": self.wall_clock_ms,
-        }
+        return {spent: getattr(self, name) for spent, name in BUDGET_LIMITS.items()}
 
 
 @dataclass
@@ -87,7 +80,7 @@ class Runtime:
 
     Args:
         db_path: SQLite file to write (created if missing; many runs may share it).
-        agent: the agent object.
+        agent: an Agent (``debugger.contract``): ``step(state, ctx)`` and ``is_done(state)``.
         tools: tools the agent may call.
         model: the model behind ``ctx.model``.
         limits: budget limits, stored in ``metadata.limits``.
@@ -106,7 +99,7 @@ class Runtime:
     def __init__(
         self,
         db_path: str | Path,
-        agent: Any,
+        agent: Agent,
         *,
         tools: list[Tool] | tuple[Tool, ...] = (),
         model: Model | None = None,
@@ -325,9 +318,7 @@ class Runtime:
             "schema_version": self.schema_version,
             "created_at": iso(self.clock.now()),
             "working_state": dumps(cursor.state),
-            "tokens_spent": cursor.consumed.tokens,
-            "steps_spent": cursor.consumed.steps,
-            "wall_clock_ms": cursor.consumed.wall_clock_ms,
+            **cursor.consumed.as_dict(),
             "pending_effects": dumps(self._pending(cursor.state, unknown)),
             "model_version": self.model.version if self.model else None,
             "tool_versions": dumps({name: t.version for name, t in sorted(self.tools.items())}),

@@ -1,4 +1,4 @@
-"""The runtime's SQLite file, in Stepscope's native shape.
+"""The runtime's SQLite file, in Stepscope's native shape (``debugger.contract``).
 
 Three tables: ``checkpoints`` (the six-item contract plus ``checkpoint_id``/``parent_id``),
 ``effects`` (one row per keyed write, with ``effect_id``) and ``tool_calls`` (the tape, with
@@ -22,67 +22,11 @@ from typing import Any
 
 import orjson
 
-DDL = (
-    """CREATE TABLE IF NOT EXISTS checkpoints (
-        run_id TEXT NOT NULL, checkpoint_id TEXT NOT NULL, parent_id TEXT,
-        checkpoint_seq INTEGER NOT NULL, step_index INTEGER NOT NULL, schema_version INTEGER,
-        created_at TEXT NOT NULL, working_state TEXT NOT NULL, tokens_spent INTEGER NOT NULL,
-        steps_spent INTEGER NOT NULL, wall_clock_ms INTEGER NOT NULL, pending_effects TEXT NOT NULL,
-        model_version TEXT, tool_versions TEXT NOT NULL, metadata TEXT NOT NULL,
-        PRIMARY KEY (run_id, checkpoint_id))""",
-    """CREATE TABLE IF NOT EXISTS effects (
-        run_id TEXT NOT NULL, effect_id TEXT NOT NULL, seq INTEGER NOT NULL,
-        step_index INTEGER NOT NULL, idempotency_key TEXT, tool TEXT NOT NULL, args TEXT,
-        status TEXT NOT NULL, result TEXT, created_at TEXT,
-        PRIMARY KEY (run_id, effect_id))""",
-    """CREATE TABLE IF NOT EXISTS tool_calls (
-        run_id TEXT NOT NULL, call_id TEXT NOT NULL, step_index INTEGER NOT NULL,
-        seq INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, request TEXT,
-        response TEXT, error TEXT, idempotency_key TEXT, is_write INTEGER NOT NULL,
-        PRIMARY KEY (run_id, call_id))""",
-)
-CHECKPOINT_FIELDS = (
-    "run_id",
-    "checkpoint_id",
-    "parent_id",
-    "checkpoint_seq",
-    "step_index",
-    "schema_version",
-    "created_at",
-    "working_state",
-    "tokens_spent",
-    "steps_spent",
-    "wall_clock_ms",
-    "pending_effects",
-    "model_version",
-    "tool_versions",
-    "metadata",
-)
-EFFECT_FIELDS = (
-    "run_id",
-    "effect_id",
-    "seq",
-    "step_index",
-    "idempotency_key",
-    "tool",
-    "args",
-    "status",
-    "result",
-    "created_at",
-)
-CALL_FIELDS = (
-    "run_id",
-    "call_id",
-    "step_index",
-    "seq",
-    "kind",
-    "name",
-    "request",
-    "response",
-    "error",
-    "idempotency_key",
-    "is_write",
-)
+from debugger.contract import NATIVE_COLUMNS, native_ddl, native_fields
+
+CHECKPOINT_FIELDS = native_fields("checkpoints")
+EFFECT_FIELDS = native_fields("effects")
+CALL_FIELDS = native_fields("tool_calls")
 
 
 def dumps(value: Any) -> str:
@@ -124,8 +68,8 @@ class RunDatabase:
         self.con.execute("PRAGMA journal_mode=DELETE")
         self.con.execute(f"PRAGMA synchronous={synchronous.upper()}")
         with self.transaction():
-            for ddl in DDL:
-                self.con.execute(ddl)
+            for table in NATIVE_COLUMNS:
+                self.con.execute(native_ddl(table))
 
     def close(self) -> None:
         """Close the connection."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from debugger.contract import BUDGET_LIMITS
 from debugger.model import Run
 from debugger.pages_data.status import status_badge
 
@@ -170,11 +171,7 @@ def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
     import altair as alt  # here, not at the top: it is slow to import, and Runs opens first
 
     cols = st.columns(3)
-    for col, (column, limit_key) in zip(
-        cols,
-        (("tokens_spent", "tokens"), ("steps_spent", "steps"), ("wall_clock_ms", "wall_clock_ms")),
-        strict=True,
-    ):
+    for col, (column, limit_key) in zip(cols, BUDGET_LIMITS.items(), strict=True):
         data = series.reset_index().rename(columns={"index": "checkpoint"})
         base = (
             alt.Chart(data)

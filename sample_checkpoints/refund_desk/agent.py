@@ -22,17 +22,11 @@ Two agents are exported for replay (``module:attribute``):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
+
+from debugger.contract import Context as Ctx
 
 SCHEMA_VERSION = 3
-
-
-class Ctx(Protocol):
-    """The part of the runtime's context the agent uses."""
-
-    def tool(self, name: str, **args: Any) -> Any: ...
-    def effect(self, name: str, key: str | None, **args: Any) -> Any: ...
-    def model(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def initial_state(ticket: dict[str, Any]) -> dict[str, Any]:
