@@ -19,14 +19,11 @@ from debugger.model import ImportReport, TableCounts
 from debugger.store import state_hash
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
-from debugger.store.ingest import (
-    Prestaged,
-    derive_parents,
-    ingest_batch,
-    stage_sql,
-    staged_types,
-)
+from debugger.store.ingest import ingest_batch
+from debugger.store.insert import derive_parents
 from debugger.store.schema import ROW_GROUP_SIZE
+from debugger.store.stage import Prestaged, stage_sql
+from debugger.store.validate import staged_types
 
 IMPORT_SETTINGS = {
     # WAL size that triggers a checkpoint (DuckDB's default is 16 MB)
@@ -176,7 +173,7 @@ class ImportSession:
             raw: the source rows; must carry a ``_key`` column (unique in the source table).
             select_sql: a SELECT over ``_raw`` giving the canonical columns of ``table``
                 plus ``_key``, ``_pos`` and ``_reason`` (and optionally ``_raw_text``, and
-                for checkpoints ``_state_hash``: see ``ingest.GIVEN_STATE_HASH``).
+                for checkpoints ``_state_hash``: see ``debugger.contract.GIVEN_STATE_HASH``).
                 ``_pos``, each row's place in the import, is added to ``raw`` here.
             derive_parents: the source has no parent column; chain checkpoints in order.
 
@@ -198,7 +195,7 @@ class ImportSession:
     def stage(self, table: str, raw: pa.RecordBatch | pa.Table, select_sql: str) -> StagedBatch:
         """Give a batch its places in the import and, for checkpoints, validate and hash it.
 
-        The validation pass (:func:`debugger.store.ingest.stage_sql`) needs nothing from the
+        The validation pass (:func:`debugger.store.stage.stage_sql`) needs nothing from the
         store's tables, so it runs on a connection of its own (a cursor, see
         :meth:`_staging_connection`): an import calls this on a thread for the next batch
         while the store's connection inserts the current one, whose write runs mostly on one

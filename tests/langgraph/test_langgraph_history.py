@@ -204,7 +204,7 @@ def test_reimport_adds_nothing(written: Written, tmp_path: Any) -> None:
 
 
 def test_given_state_hashes_are_the_stored_texts(written: Written) -> None:
-    """The walk hashes each state's text itself (ingest.GIVEN_STATE_HASH): the hash must be
+    """The walk hashes each state's text itself (contract.GIVEN_STATE_HASH): the hash must be
     the one the store computes for the text it keeps, or stepping would miss the cache."""
     import duckdb
 

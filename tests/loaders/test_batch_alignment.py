@@ -133,10 +133,11 @@ def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
 
 
 def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None:
-    """A batch whose documents the reader serialized itself (ingest.JSON_WRITTEN, as the
+    """A batch whose documents the reader serialized itself (contract.JSON_WRITTEN, as the
     LangGraph flavour's) is not parsed again to be validated; it stores the same rows, and
     documents of the wrong JSON type are still quarantined."""
-    from debugger.store.ingest import JSON_WRITTEN, reasons
+    from debugger.contract import JSON_WRITTEN
+    from debugger.store.validate import reasons
     from loaders.langgraph import select_all, to_batch
 
     types = {"working_state": "VARCHAR", "metadata": "VARCHAR"}
