@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
 from debugger.store import Store  # noqa: E402
-from debugger.store.reads import runs_now  # noqa: E402
+from debugger.store.run_reads import runs_now  # noqa: E402
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET  # noqa: E402
 from loaders import import_source  # noqa: E402
 

@@ -22,7 +22,7 @@ import duckdb
 from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.settings import DEFAULT_STORE, default_store_path
-from debugger.store import audit_reads, reads
+from debugger.store import audit_reads, reads, run_reads
 from debugger.store.connections import no_progress_bar
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 
@@ -206,25 +206,25 @@ class Store:
         since: datetime | None = None,
     ) -> pd.DataFrame:
         """Runs with status, steps, budgets and versions as a DataFrame, newest first."""
-        return reads.runs_frame(self._con, status, agent, text, since)
+        return run_reads.runs_frame(self._con, status, agent, text, since)
 
     def run_records(self, status: str | None = None, **filters: Any) -> list[Run]:
         """Runs as :class:`Run` records (same filters as :meth:`runs`)."""
-        return reads.run_records(self._con, status, **filters)
+        return run_reads.run_records(self._con, status, **filters)
 
-    def run_page(self, **query: Any) -> reads.RunPage:
+    def run_page(self, **query: Any) -> run_reads.RunPage:
         """A page of runs, filtered (as :meth:`runs`, plus ``until``), ordered (``order``:
-        a key of ``reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
+        a key of ``run_reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
         matching runs' counts per status. For lists too long to build whole."""
-        return reads.run_page(self._con, **query)
+        return run_reads.run_page(self._con, **query)
 
     def run_agents(self) -> list[str]:
         """Every agent name in the store, sorted."""
-        return reads.run_agents(self._con)
+        return run_reads.run_agents(self._con)
 
     def run(self, run_id: str) -> Run:
         """One run's derived record."""
-        return reads.run(self._con, run_id)
+        return run_reads.run(self._con, run_id)
 
     def timeline(self, run_id: str) -> pd.DataFrame:
         """A run's checkpoints with time, budgets, effect counts and state size."""
