@@ -10,7 +10,7 @@ Usage::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -268,6 +268,21 @@ class Store:
     def sources(self) -> pd.DataFrame:
         """Every import with its counts."""
         return reads.sources(self._con)
+
+    def sql(self, query: str, params: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
+        """Run one SQL statement on the store's tables and views; return its rows.
+
+        For ad-hoc questions from Python, over the tables of docs/store.md. Meant for
+        reads: imports write the rows, and keep the derived ``runs`` in step with them.
+
+        Args:
+            query: one SQL statement, with ``?`` for each parameter.
+            params: the parameters' values, in order.
+
+        Returns:
+            The result's rows.
+        """
+        return self._con.execute(query, params).fetchall()
 
     def replay_ids(self, run_id: str) -> list[str]:
         """The ids of every stored run named as a replay of ``run_id`` (``<run>~replay-<n>``)."""

@@ -252,10 +252,10 @@ def test_small_batches_store_the_same_rows(tmp_path: Path) -> None:
                 progress=lambda t, n, total: seen.append(n) if t == "checkpoints" else None,
             )
             import_source(store, str(path), options)
-            stored = store._con.execute(
+            stored = store.sql(
                 "SELECT run_id, checkpoint_id, parent_id, step_index, working_state, metadata, "
                 "pending_effects FROM checkpoints ORDER BY checkpoint_id"
-            ).fetchall()
+            )
         return seen, stored
 
     small_batches, small = rows(100)
