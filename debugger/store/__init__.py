@@ -35,8 +35,8 @@ __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "str
 
 
 def __getattr__(name: str) -> Any:
-    """The import session on first use: it needs numpy and pyarrow (~0.1 s of imports),
-    which the app's pages, reading a store, never use."""
+    """The import session on first use: it needs numpy and pyarrow, slow to import, which
+    the app's pages, reading a store, never use."""
     if name in ("ImportSession", "strip_credentials"):
         from debugger.store import session
 
@@ -243,7 +243,7 @@ class Store:
 
         The returned checkpoint's ``working_state`` is None (not parsed); the text comes
         beside it. For a caller that only compares states, which it can do on their texts
-        (:func:`debugger.diff.text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
+        (:func:`debugger.diff.text.diff_texts`), since parsing a large state is slow.
         """
         row = reads.checkpoint_row(self._con, run_id, step, checkpoint_id, self._run_nums)
         text = row[6] if row[6] is not None else "null"

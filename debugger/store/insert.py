@@ -33,12 +33,12 @@ def typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> str:
     row = nameless.fetchone()
     if not row or not row[0]:
         # every row has its id: no content names, no occurrences (the window that numbers
-        # them carried each row's documents through a sort: 10 of 62 ms for 4,000 calls)
+        # them would carry each row's documents through a sort)
         twice = con.execute(
             "SELECT count(*) - count(DISTINCT (run_id, given_id)) FROM _v WHERE _why IS NULL"
         ).fetchone()
         if not (twice and twice[0]):
-            # a view: copying 4,000 calls with their documents into _typed took 8 ms
+            # a view: a table would copy every row's documents once more
             con.execute(
                 f"CREATE OR REPLACE TEMP VIEW _typed_ids AS "
                 f"SELECT *, given_id AS {id_col}, 1 AS _dup FROM _v WHERE _why IS NULL"

@@ -28,9 +28,9 @@ _CKPT_COLS = (
 )
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
 
-# One checkpoint is read without the join: joining large_states costs ~2.5 ms on every
-# point lookup (measured on 1M checkpoints: 4.3 ms against 1.7 ms), while only states of
-# LARGE_STATE_BYTES or more live there. Those are then fetched by their indexed ckpt_key.
+# One checkpoint is read without the join: the join to large_states would slow every point
+# lookup (benchmarks/store_bench.py), while only states of LARGE_STATE_BYTES or more live
+# there. Those are then fetched by their indexed ckpt_key.
 _ONE_NAMES = (
     "run_id", "checkpoint_id", "parent_id", "step_index", "schema_version", "created_at",
     "working_state", "state_hash", "state_bytes", "tokens_spent", "steps_spent",
@@ -51,12 +51,12 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     """The newest checkpoint row matching ``where``, its large state fetched if it has one.
 
     No ORDER BY ... LIMIT in SQL: DuckDB plans that as a Top-N over a sequential scan and
-    skips the lookup_key index (6.4 ms against 1.9 ms on 1M checkpoints). A step has one
-    checkpoint, or a few where the run forked, so the newest is picked here.
+    skips the lookup_key index. A step has one checkpoint, or a few where the run forked, so
+    the newest is picked here.
 
-    ``SELECT *``, with the columns picked here by name: a point read of all 19 columns took
-    1.42 ms where naming 17 of them took 1.61 ms, and 1.94 ms with the casts the view's
-    column list carries (no-ops on ``checkpoint_rows``' VARCHAR columns; 1M store, warm).
+    ``SELECT *``, with the columns picked here by name: DuckDB reads all of a row's columns
+    faster than a list of some of them, and faster still than the view's column list with
+    its casts (no-ops on ``checkpoint_rows``' VARCHAR columns).
     """
     result = con.execute(f"SELECT * FROM checkpoint_rows c WHERE {where}", params)
     found = result.fetchall()
@@ -103,10 +103,10 @@ RUN_NUMBERS_AT_ONCE = 250_000
 
 
 def _load_run_numbers(con: duckdb.DuckDBPyConnection, known: dict[str, int]) -> None:
-    """Read every run's number in one statement (10,000 runs: ~5 ms), when there are few.
+    """Read every run's number in one statement, when there are few.
 
-    A lookup of a run not yet seen otherwise costs a statement of its own (~1.2 ms on a
-    store of 1M checkpoints, a quarter of a point lookup); the numbers never change.
+    A lookup of a run not yet seen otherwise costs a statement of its own, a good part of
+    a point lookup; the numbers never change.
     """
     row = con.execute("SELECT count(*) FROM run_keys").fetchone()
     if row and 0 < int(row[0]) <= RUN_NUMBERS_AT_ONCE:
@@ -123,7 +123,7 @@ def run_num(
         con: the store's connection.
         run_id: the run.
         known: numbers already looked up on this connection. A run's number never changes
-            once given, so a caller may keep them; that saves a statement (~1 ms) per lookup.
+            once given, so a caller may keep them; that saves a statement per lookup.
     """
     if known is not None and not known:
         _load_run_numbers(con, known)

@@ -142,7 +142,7 @@ def stage_batch(
         types = prestaged.types
         # copied once into a temp table: the statements below read _v six times, and each
         # scan of a Python object waits for the GIL, which the reader's decoding holds
-        # (DuckDB threads block behind it for up to the 5 ms switch interval each time)
+        # (DuckDB threads block behind it for up to a switch interval each time)
         con.register("_v_arrow", prestaged.rows)
         try:
             con.execute("CREATE OR REPLACE TEMP TABLE _v AS SELECT * FROM _v_arrow")
