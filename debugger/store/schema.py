@@ -193,7 +193,7 @@ def _v2_documents_as_text(con: duckdb.DuckDBPyConnection) -> None:
 def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
     """Re-hash every state with XXH3-128 (was MD5), and rename the checkpoints named by it.
 
-    MD5 was a tenth of an import's time (see :mod:`debugger.store.state_hash`). A checkpoint
+    MD5 was a large part of an import's time (see :mod:`debugger.store.state_hash`). A checkpoint
     imported without an id of its own is named ``left(md5(run|step|time|state_hash), 20)``;
     those names are recomputed with the new hash, and the parents and run heads that point
     at them follow, so re-importing the same source still finds every row already present.

@@ -148,8 +148,8 @@ class ImportSession:
         self.source_id = int(row[0])
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
         # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
-        # RAM and keeps written blocks cached: an import of a 1 GB source peaked at 2 GB of
-        # RSS. A large import's pool and write buffers are capped instead
+        # RAM and keeps written blocks cached, so a large import would hold about twice its
+        # source in memory. A large import's pool and write buffers are capped instead
         # (LARGE_IMPORT_SETTINGS: written blocks are evicted, temp data spills to disk);
         # every setting changed is restored after it.
         self._settings: dict[str, str] = {}
@@ -366,8 +366,7 @@ class ImportSession:
         """Write the imported rows into the file now, then restore the settings.
 
         In that order: the checkpoint rewrites the row groups whose parents were filled in,
-        and under DuckDB's default memory limit it held them all (2 GB of RSS for a 1 GB
-        source).
+        and under DuckDB's default memory limit it would hold them all in memory.
         """
         try:
             # if another transaction is open on this database, it happens on close instead

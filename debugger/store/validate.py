@@ -22,7 +22,7 @@ _TIMESTAMP_FREE_OF_ZONE = (
     r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]00(:?00)?)?"
 )
 """A timestamp text in UTC or without a zone. DuckDB's TIMESTAMP cast reads it correctly
-(the store's session time zone is UTC) and costs a tenth of the TIMESTAMPTZ cast, which is
+(the store's session time zone is UTC) and is much cheaper than the TIMESTAMPTZ cast, which is
 kept for texts with another offset or a zone name (the TIMESTAMP cast would drop those)."""
 
 ColumnTypes = dict[str, str]
