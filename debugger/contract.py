@@ -238,3 +238,22 @@ def check_agent(obj: object, what: str) -> Agent:
             f"{what} is not an agent: it has no {' and no '.join(need[m] for m in missing)} method"
         )
     return cast(Agent, obj)
+
+
+# Optional staged columns: what a reader that made the values itself may hand the store with
+# the canonical columns, so the store need not redo that work.
+
+JSON_WRITTEN = "_json_written"
+"""Optional staged column (any value): the batch's JSON documents were serialized by the
+reader itself (orjson, as the LangGraph flavour writes the states it decodes), so they are
+valid JSON and the store does not parse them again with ``json_valid``, the larger part of
+staging a batch of large states. Their JSON types (object, array) are still checked."""
+
+GIVEN_STATE_HASH = "_state_hash"
+"""Optional staged column: the state's hash, computed by a reader that made the state's text.
+
+The LangGraph flavour writes each state's JSON in Python and hashes it there, where it is
+cheap. Computed by the store instead, the hash is a Python function that needs the GIL,
+which the reader's decoding holds nearly all the time, so staging would wait on it. It must
+be :func:`debugger.store.state_hash.of_text` of exactly the ``working_state`` text.
+"""

@@ -137,10 +137,9 @@ def _file_batches(
     """One file's rows in batches of ``rows``, shaped to the dataset's schema.
 
     ``ParquetFile.iter_batches`` decodes a batch at a time into buffers of its own. The
-    dataset scanner decodes a whole row group and hands out slices of it: every batch kept
-    an 81 MB row group alive, and DuckDB keeps each batch a transaction read until it
-    commits, so an import of a 1 GB dataset held 1.3 GB of RSS (reading alone: 514 MiB
-    against 354 MiB this way).
+    dataset scanner decodes a whole row group and hands out slices of it: every batch would
+    keep its whole row group alive, and DuckDB keeps each batch a transaction read until it
+    commits, so an import would hold most of the dataset in memory.
     """
     wanted = [f for f in schema if columns is None or f.name in columns]
     pf = _footer(part.path)

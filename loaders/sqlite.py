@@ -179,8 +179,8 @@ class SqliteReader(SqlReader):
     ) -> Generator[pa.RecordBatch, None, object]:
         """Stream a rowid table through ADBC's SQLite driver, straight into Arrow in C.
 
-        Three times faster than the stdlib driver plus ``pa.array`` (200,000 2 KB rows:
-        1.2 s against 3.0 s), and it does not hold the GIL while the store works. ADBC
+        Faster than the stdlib driver plus ``pa.array`` (benchmarks/README.md), and it does
+        not hold the GIL while the store works. ADBC
         types a column from the first batch and upcasts values that differ there (an
         integer in a REAL column becomes 3.0, a float in a text column "3.500000e+00"),
         where the stdlib path keeps such a column as text and rejects only the odd rows. So

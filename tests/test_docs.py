@@ -118,10 +118,10 @@ def test_store_doc_names_every_table_and_column(sample_store: Path) -> None:
 
     text = (REPO / "docs" / "store.md").read_text(encoding="utf-8")
     with debugger.open(sample_store) as store:
-        tables = store._con.execute(
+        tables = store.sql(
             "SELECT table_name, column_name FROM information_schema.columns "
             "WHERE table_schema = 'main'"
-        ).fetchall()
+        )
     missing = sorted(f"{t}.{c}" for t, c in tables if f"`{t}`" not in text or f"`{c}`" not in text)
     assert not missing, f"docs/store.md lacks: {', '.join(missing)}"
 
@@ -134,4 +134,4 @@ def test_store_sql_examples_run(sample_store: Path) -> None:
     assert len(blocks) >= 5
     with debugger.open(sample_store) as store:
         for sql in blocks:
-            assert store._con.execute(sql).fetchall(), sql
+            assert store.sql(sql), sql

@@ -35,7 +35,7 @@ ORDERS: dict[str, str] = {
     "Wall clock, longest first": "wall_clock",
     "Run id": "run_id",
 }
-"""The list's orders: label -> the store's order key (``reads.RUN_ORDERS``); ties go
+"""The list's orders: label -> the store's order key (``run_reads.RUN_ORDERS``); ties go
 newest first. The store orders and pages in SQL (``Store.run_page``)."""
 DEFAULT_ORDER = next(iter(ORDERS))
 """The order the list starts in."""

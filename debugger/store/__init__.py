@@ -10,7 +10,7 @@ Usage::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +22,7 @@ import duckdb
 from debugger.errors import StoreError
 from debugger.model import Checkpoint, Effect, Run, ToolCall
 from debugger.settings import DEFAULT_STORE, default_store_path
-from debugger.store import audit_reads, reads
+from debugger.store import audit_reads, reads, run_reads
 from debugger.store.connections import no_progress_bar
 from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_version, migrate
 
@@ -35,8 +35,8 @@ __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "str
 
 
 def __getattr__(name: str) -> Any:
-    """The import session on first use: it needs numpy and pyarrow (~0.1 s of imports),
-    which the app's pages, reading a store, never use."""
+    """The import session on first use: it needs numpy and pyarrow, slow to import, which
+    the app's pages, reading a store, never use."""
     if name in ("ImportSession", "strip_credentials"):
         from debugger.store import session
 
@@ -206,25 +206,25 @@ class Store:
         since: datetime | None = None,
     ) -> pd.DataFrame:
         """Runs with status, steps, budgets and versions as a DataFrame, newest first."""
-        return reads.runs_frame(self._con, status, agent, text, since)
+        return run_reads.runs_frame(self._con, status, agent, text, since)
 
     def run_records(self, status: str | None = None, **filters: Any) -> list[Run]:
         """Runs as :class:`Run` records (same filters as :meth:`runs`)."""
-        return reads.run_records(self._con, status, **filters)
+        return run_reads.run_records(self._con, status, **filters)
 
-    def run_page(self, **query: Any) -> reads.RunPage:
+    def run_page(self, **query: Any) -> run_reads.RunPage:
         """A page of runs, filtered (as :meth:`runs`, plus ``until``), ordered (``order``:
-        a key of ``reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
+        a key of ``run_reads.RUN_ORDERS``) and cut (``offset``, ``limit``) in SQL, with the
         matching runs' counts per status. For lists too long to build whole."""
-        return reads.run_page(self._con, **query)
+        return run_reads.run_page(self._con, **query)
 
     def run_agents(self) -> list[str]:
         """Every agent name in the store, sorted."""
-        return reads.run_agents(self._con)
+        return run_reads.run_agents(self._con)
 
     def run(self, run_id: str) -> Run:
         """One run's derived record."""
-        return reads.run(self._con, run_id)
+        return run_reads.run(self._con, run_id)
 
     def timeline(self, run_id: str) -> pd.DataFrame:
         """A run's checkpoints with time, budgets, effect counts and state size."""
@@ -243,7 +243,7 @@ class Store:
 
         The returned checkpoint's ``working_state`` is None (not parsed); the text comes
         beside it. For a caller that only compares states, which it can do on their texts
-        (:func:`debugger.diff.text.diff_texts`): parsing a 1 MB state costs 9-11 ms.
+        (:func:`debugger.diff.text.diff_texts`), since parsing a large state is slow.
         """
         row = reads.checkpoint_row(self._con, run_id, step, checkpoint_id, self._run_nums)
         text = row[6] if row[6] is not None else "null"
@@ -268,6 +268,21 @@ class Store:
     def sources(self) -> pd.DataFrame:
         """Every import with its counts."""
         return reads.sources(self._con)
+
+    def sql(self, query: str, params: Sequence[object] | None = None) -> list[tuple[Any, ...]]:
+        """Run one SQL statement on the store's tables and views; return its rows.
+
+        For ad-hoc questions from Python, over the tables of docs/store.md. Meant for
+        reads: imports write the rows, and keep the derived ``runs`` in step with them.
+
+        Args:
+            query: one SQL statement, with ``?`` for each parameter.
+            params: the parameters' values, in order.
+
+        Returns:
+            The result's rows.
+        """
+        return self._con.execute(query, params).fetchall()
 
     def replay_ids(self, run_id: str) -> list[str]:
         """The ids of every stored run named as a replay of ``run_id`` (``<run>~replay-<n>``)."""

@@ -8,10 +8,10 @@ Physical layout, and why:
 
 - ``checkpoint_rows`` holds every checkpoint; ``lookup_key`` (run number << 32 | step offset)
   is a single BIGINT with an ART index, because DuckDB does not use a two-column index for
-  point lookups (measured: a scan of every row group).
+  point lookups (it scans every row group).
 - States of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
   uncompressed: DuckDB compresses long strings with ZSTD per segment, so fetching one 1 MB
-  state otherwise decompresses its neighbours too (measured: 550 ms against 2.6 ms).
+  state otherwise decompresses its neighbours too.
 - ``checkpoints`` is a view joining the two, so SQL over ``working_state`` sees every state.
 - The JSON documents of ``checkpoint_rows`` are stored as the text that was validated
   (VARCHAR), so an import parses each once; the view presents them as JSON.
@@ -38,10 +38,10 @@ ROW_GROUP_SIZE = 16_384
 
 DuckDB writes an append's full row groups into the file while the transaction runs; the
 rest waits in memory until the commit, and a commit that leaves the table's last group part
-filled has the next commit rewrite it. With 122,880-row groups of 9 KB states nothing was
-written before the commit, and committing every 160 MB rewrote the growing last group each
-time (a 1 GB source: 28 s). At 16,384 rows (32 MB of 2 KB states) imports commit at group
-boundaries. DuckDB does not keep the size in the file: the store is attached with it."""
+filled has the next commit rewrite it. With 122,880-row groups of large states nothing is
+written before the commit, and each commit rewrites the growing last group. At 16,384 rows
+(32 MB of 2 KB states) imports commit at group boundaries. DuckDB does not keep the size
+in the file: the store is attached with it."""
 
 
 @dataclass(frozen=True)
@@ -161,17 +161,15 @@ def _v2_documents_as_text(con: duckdb.DuckDBPyConnection) -> None:
     """Store the checkpoints' JSON documents as the text that was validated, compressed one way.
 
     A JSON column parses every value again on insert, after validation had parsed it
-    already (a fifth of the import's time, measured); the ``checkpoints`` view still shows
-    them as JSON.
+    already; the ``checkpoints`` view still shows them as JSON.
 
-    States are stored uncompressed, like the large ones: compressing them was more than
-    half of an import's time (DuckDB compresses at commit, on one thread: 200,000 2 KB
-    states took 3.3 s with dictionary+FSST against 1.3 s uncompressed), and it buys no
-    read speed (a point lookup is 1.0 ms either way; ZSTD, which DuckDB picks for 2 KB
-    strings on its own, makes it 4.4 ms, as it decompresses a whole vector of states). The
-    cost is disk: about the states' size, half of what the same rows take in SQLite. The
-    other text columns are small and repetitive; they are forced to dictionary+FSST, which
-    skips DuckDB trying every other method on every segment.
+    States are stored uncompressed, like the large ones: compressing them would be most of
+    an import's time (DuckDB compresses at commit, on one thread), and it buys no read speed
+    (ZSTD, which DuckDB picks for 2 KB strings on its own, slows a point lookup, as it
+    decompresses a whole vector of states). The cost is disk: about the states' size, half
+    of what the same rows take in SQLite. The other text columns are small and repetitive;
+    they are forced to dictionary+FSST, which skips DuckDB trying every other method on
+    every segment.
     """
     con.execute("DROP VIEW checkpoints")
     con.execute("DROP INDEX checkpoint_lookup")
@@ -195,7 +193,7 @@ def _v2_documents_as_text(con: duckdb.DuckDBPyConnection) -> None:
 def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
     """Re-hash every state with XXH3-128 (was MD5), and rename the checkpoints named by it.
 
-    MD5 was a tenth of an import's time (see :mod:`debugger.store.state_hash`). A checkpoint
+    MD5 was a large part of an import's time (see :mod:`debugger.store.state_hash`). A checkpoint
     imported without an id of its own is named ``left(md5(run|step|time|state_hash), 20)``;
     those names are recomputed with the new hash, and the parents and run heads that point
     at them follow, so re-importing the same source still finds every row already present.
@@ -205,10 +203,10 @@ def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
     row = con.execute("SELECT count(*) FROM checkpoint_rows").fetchone()
     if not row or not row[0]:
         # a new store: nothing to re-hash (and registering the function costs DuckDB's
-        # import of pandas, 0.4 s, before a new store's first import could start)
+        # slow import of pandas before a new store's first import could start)
         return
-    # reading every state would otherwise fill DuckDB's cache (80% of RAM by default): a
-    # store of 1M checkpoints peaked at 2.9 GB of RSS. Migrations run as a store is opened,
+    # reading every state would otherwise fill DuckDB's cache (80% of RAM by default), some
+    # GB for a store of 1M checkpoints. Migrations run as a store is opened,
     # before anything could set the limit, so it is reset to the default after.
     con.execute("SET memory_limit = '512MB'")
     try:
@@ -262,7 +260,7 @@ CURRENT_VERSION = MIGRATIONS[-1].version
 
 def applied_version(con: duckdb.DuckDBPyConnection) -> int:
     """Return the highest store schema version applied (0 for an empty file)."""
-    # duckdb_tables(), not information_schema: its first use binds the view, ~10 ms of
+    # duckdb_tables(), not information_schema: its first use binds the view, a cost on
     # every Store.open (the app opens the store on each page)
     exists = con.execute(
         "SELECT count(*) FROM duckdb_tables() "
@@ -277,8 +275,8 @@ def applied_version(con: duckdb.DuckDBPyConnection) -> int:
 def _create_current(con: duckdb.DuckDBPyConnection) -> None:
     """A new store's schema as every migration would leave it, built directly.
 
-    Running the steps on an empty file took ~20 ms of every first import (version 2
-    rebuilds the table version 1 made); ``tests/store/test_store_open.py`` checks that
+    Running the steps on an empty file would slow every first import (version 2 rebuilds
+    the table version 1 made); ``tests/store/test_store_open.py`` checks that
     both ways give the same tables, indexes and views.
     """
     _create_tables(con, _V2_ROWS, _V2_VIEW)

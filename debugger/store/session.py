@@ -19,14 +19,11 @@ from debugger.model import ImportReport, TableCounts
 from debugger.store import state_hash
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
-from debugger.store.ingest import (
-    Prestaged,
-    derive_parents,
-    ingest_batch,
-    stage_sql,
-    staged_types,
-)
+from debugger.store.ingest import ingest_batch
+from debugger.store.insert import derive_parents
 from debugger.store.schema import ROW_GROUP_SIZE
+from debugger.store.stage import Prestaged, stage_sql
+from debugger.store.validate import staged_types
 
 IMPORT_SETTINGS = {
     # WAL size that triggers a checkpoint (DuckDB's default is 16 MB)
@@ -37,8 +34,8 @@ LARGE_IMPORT_SETTINGS = {
     # DuckDB's buffer pool (batches are bounded; the rest is cache)
     "memory_limit": "512MB",
     # DuckDB buffers up to five row groups, or 1.2 GiB (derived from the default memory
-    # limit, not the one set here), before it writes an append out: with 9 KB states that
-    # buffer alone took an import of a 1 GB source past 2 GB of RSS
+    # limit, not the one set here), before it writes an append out: with large states that
+    # buffer alone would hold more than the rest of the import
     "write_buffer_row_group_count": "1",
     "write_buffer_row_group_memory_limit": "64MB",
     # hand freed memory back to the system instead of keeping up to 512 MB of it
@@ -49,8 +46,8 @@ LARGE_IMPORT_SETTINGS = {
 restored after it).
 
 An import that small never holds much, and the bounds cost it: handing memory back gives
-the next batch the kernel's page faults and zeroing (on 2,002 LangGraph checkpoints, 45 MB,
-0.07-0.1 s of 1.1 s of CPU), and putting DuckDB's memory limit back took 13 ms. By the time an
+the next batch the kernel's page faults and zeroing, and putting DuckDB's memory limit back
+is a statement of its own. By the time an
 import has read this much, its batches and DuckDB's cache weigh more than what DuckDB's
 own thresholds keep (128 MB and 512 MB of freed memory)."""
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
@@ -58,26 +55,26 @@ LARGE_IMPORT_BYTES = 256 * 1024 * 1024
 COMMIT_BYTES = 128 * 1024 * 1024
 """Source data gathered in one transaction before it commits at the end of a row group.
 
-DuckDB keeps every Arrow batch an open transaction has read until it ends (measured), so an
-import that was one transaction held its whole source in memory. Commits come once this
+DuckDB keeps every Arrow batch an open transaction has read until it ends, so an import
+that is one transaction holds its whole source in memory. Commits come once this
 much is gathered and the table ends on a full row group (``ROW_GROUP_SIZE``; batches are
 a power of two rows), so DuckDB has written those groups already and no later commit
 rewrites them; at twice this much it commits regardless (rows rejected or already present
-move the boundary). Committing every 20k-row batch instead sent every row through the WAL
-and rewrote it at the checkpoint. A source that fails part-way is committed up to there."""
+move the boundary). Committing every batch instead would send every row through the WAL
+and rewrite it at the checkpoint. A source that fails part-way is committed up to there."""
 
 SCAN_SLICE_ROWS = 2048
 """Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
 SCAN_SLICE_BYTES = 2 * 1024 * 1024
 """...and at most about this much, so that a batch of wide rows is hashed on every thread
-too (1,000 LangGraph checkpoints of 19 KB were one slice)."""
+too (a row count alone makes a batch of large states one slice)."""
 
 
 def _sliced(raw: pa.RecordBatch | pa.Table, pos: pa.Array) -> pa.Table:
     """``raw`` with ``_pos`` added, as a table of small zero-copy slices.
 
     DuckDB scans a registered table's batches in parallel, but one record batch on one
-    thread: validating and hashing a whole batch took twice as long.
+    thread: a whole batch would be validated and hashed on one core.
     """
     n = raw.num_rows
     parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
@@ -151,8 +148,8 @@ class ImportSession:
         self.source_id = int(row[0])
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
         # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
-        # RAM and keeps written blocks cached: an import of a 1 GB source peaked at 2 GB of
-        # RSS. A large import's pool and write buffers are capped instead
+        # RAM and keeps written blocks cached, so a large import would hold about twice its
+        # source in memory. A large import's pool and write buffers are capped instead
         # (LARGE_IMPORT_SETTINGS: written blocks are evicted, temp data spills to disk);
         # every setting changed is restored after it.
         self._settings: dict[str, str] = {}
@@ -176,7 +173,7 @@ class ImportSession:
             raw: the source rows; must carry a ``_key`` column (unique in the source table).
             select_sql: a SELECT over ``_raw`` giving the canonical columns of ``table``
                 plus ``_key``, ``_pos`` and ``_reason`` (and optionally ``_raw_text``, and
-                for checkpoints ``_state_hash``: see ``ingest.GIVEN_STATE_HASH``).
+                for checkpoints ``_state_hash``: see ``debugger.contract.GIVEN_STATE_HASH``).
                 ``_pos``, each row's place in the import, is added to ``raw`` here.
             derive_parents: the source has no parent column; chain checkpoints in order.
 
@@ -198,13 +195,11 @@ class ImportSession:
     def stage(self, table: str, raw: pa.RecordBatch | pa.Table, select_sql: str) -> StagedBatch:
         """Give a batch its places in the import and, for checkpoints, validate and hash it.
 
-        The validation pass (:func:`debugger.store.ingest.stage_sql`) needs nothing from the
+        The validation pass (:func:`debugger.store.stage.stage_sql`) needs nothing from the
         store's tables, so it runs on a connection of its own (a cursor, see
         :meth:`_staging_connection`): an import calls this on a thread for the next batch
         while the store's connection inserts the current one, whose write runs mostly on one
-        core (measured: 200,000 2 KB states
-        took 1.9 s to validate and hash on both cores, then 1.8 s to insert). Batches must
-        be staged in the order they are added.
+        core, so the two overlap. Batches must be staged in the order they are added.
         """
         n = raw.num_rows
         pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
@@ -225,8 +220,8 @@ class ImportSession:
     def _staging_connection(self) -> duckdb.DuckDBPyConnection:
         """The connection :meth:`stage` runs on: a cursor of the store's database.
 
-        A database of its own took 30-40 ms to create (holding the GIL, so it could not
-        overlap with the reader), on the way of every import's first batch. A cursor has
+        A database of its own is slow to create and holds the GIL meanwhile, so it cannot
+        overlap with the reader, on the way of every import's first batch. A cursor has
         its own temporary views and settings and shares the database's threads; it only
         reads the batches registered on it. The hash function it lends SQL belongs to the
         whole database: it is registered here, when the session starts, because a function
@@ -326,8 +321,8 @@ class ImportSession:
             )  # fmt: skip
             # Checkpoint as part of this commit: what the last commit holds (rows short of a
             # full row group, parents, runs) then goes to the file once, not to the WAL and
-            # again to the file at the checkpoint below (2,002 LangGraph checkpoints of
-            # 19 KB: finish 0.35 -> 0.19 s). restore_settings puts the threshold back.
+            # again to the file at the checkpoint below. restore_settings puts the threshold
+            # back.
             con.execute("SET checkpoint_threshold = '0MB'")
             con.execute("COMMIT")
         except Exception:
@@ -371,8 +366,7 @@ class ImportSession:
         """Write the imported rows into the file now, then restore the settings.
 
         In that order: the checkpoint rewrites the row groups whose parents were filled in,
-        and under DuckDB's default memory limit it held them all (2 GB of RSS for a 1 GB
-        source).
+        and under DuckDB's default memory limit it would hold them all in memory.
         """
         try:
             # if another transaction is open on this database, it happens on close instead

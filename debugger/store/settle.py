@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from debugger.store.derive import derive_runs
-from debugger.store.ingest import derive_parents
+from debugger.store.insert import derive_parents
 
 
 def settle_import(con: duckdb.DuckDBPyConnection, source_id: int, chained: bool) -> None:

@@ -2,9 +2,9 @@
 
 Equal hashes mean identical state texts; the Timeline keys its parsed states by it, and a
 checkpoint without an id of its own is named after it. It is computed for every imported
-row, so its cost is the import's: DuckDB's ``md5`` took 1.1 s of CPU per 200,000 2 KB
-states (a tenth of the whole import), XXH3-128 through this module 0.35 s, Arrow
-conversion included. It is 128 bits like MD5, so the column keeps its 32 hex characters.
+row, so its cost is the import's: XXH3-128 through this module, Arrow conversion
+included, costs a fraction of DuckDB's ``md5`` (benchmarks/README.md). It is 128 bits like
+MD5, so the column keeps its 32 hex characters.
 
 DuckDB has no XXH3, so :func:`registered` lends it a vectorised (Arrow) Python function
 named ``state_hash``, registered for the duration of a block: a connection left open with
@@ -65,7 +65,7 @@ def register_once(con: duckdb.DuckDBPyConnection) -> bool:
     """:func:`register`, unless the database has the function already; True if it did.
 
     Only outside a transaction: a failed statement inside one aborts it. (Asking
-    ``duckdb_functions()`` instead took 17-34 ms.)
+    ``duckdb_functions()`` instead is a slow catalog query.)
     """
     try:
         register(con)

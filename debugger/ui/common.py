@@ -52,7 +52,7 @@ PAGES = (
 
 The navigation is built from this, and a page's module is imported when the page first runs:
 the first page then does not wait for the others' imports (DeepDiff and pydantic for the
-diff pages, the replay engine: ~0.3 s of CPU on a start that competes with the browser)."""
+diff pages, the replay engine: slow imports, on a start that competes with the browser)."""
 
 PAGE_MODULES = tuple(p.module for p in PAGES)
 """The page modules under debugger/ui/, in sidebar order."""

@@ -31,7 +31,7 @@ import orjson
 from debugger.errors import DecodeError
 
 _ormsgpack: Any
-try:  # ormsgpack (a LangGraph dependency) unpacks ~1.7x faster; msgpack is the fallback
+try:  # ormsgpack (a LangGraph dependency) unpacks faster; msgpack is the fallback
     import ormsgpack as _ormsgpack
 except ImportError:  # pragma: no cover
     _ormsgpack = None
@@ -124,9 +124,9 @@ class SafeDecoder:
     def _unpacker(self) -> Callable[[bytes], Any]:
         """The unpack function, with its extension hook as a closure.
 
-        The hook runs once per extension value (72 times per checkpoint of a 36-message
-        SQLite thread), nearly always a cache hit, so it is kept to local lookups: 12%
-        faster than a bound method reading attributes.
+        The hook runs once per extension value (several per message of a checkpoint),
+        nearly always a cache hit, so it is kept to local lookups, which are faster than a
+        bound method reading attributes.
         """
         cache, budget, handlers = self._cache, self._budget, _HANDLERS
         get = cache.get

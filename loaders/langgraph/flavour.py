@@ -24,10 +24,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from debugger.contract import TABLE_COLUMNS
+from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
-from debugger.store.ingest import GIVEN_STATE_HASH, JSON_WRITTEN
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (
@@ -65,7 +64,7 @@ def stable_key(*parts: str) -> int:
 
 
 def _names(table: str) -> list[str]:
-    # every JSON document of a batch is to_json's output (see ingest.JSON_WRITTEN)
+    # every JSON document of a batch is to_json's output (see contract.JSON_WRITTEN)
     extra = [GIVEN_STATE_HASH] if table == "checkpoints" else []
     return ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text", JSON_WRITTEN, *extra]
 

@@ -204,7 +204,7 @@ def test_reimport_adds_nothing(written: Written, tmp_path: Any) -> None:
 
 
 def test_given_state_hashes_are_the_stored_texts(written: Written) -> None:
-    """The walk hashes each state's text itself (ingest.GIVEN_STATE_HASH): the hash must be
+    """The walk hashes each state's text itself (contract.GIVEN_STATE_HASH): the hash must be
     the one the store computes for the text it keeps, or stepping would miss the cache."""
     import duckdb
 
@@ -252,10 +252,10 @@ def test_small_batches_store_the_same_rows(tmp_path: Path) -> None:
                 progress=lambda t, n, total: seen.append(n) if t == "checkpoints" else None,
             )
             import_source(store, str(path), options)
-            stored = store._con.execute(
+            stored = store.sql(
                 "SELECT run_id, checkpoint_id, parent_id, step_index, working_state, metadata, "
                 "pending_effects FROM checkpoints ORDER BY checkpoint_id"
-            ).fetchall()
+            )
         return seen, stored
 
     small_batches, small = rows(100)

@@ -51,10 +51,10 @@ def test_many_commits_store_what_one_commit_stores(
         with Store.open(path) as store:
             report = import_source(store, str(source))
             assert report.total.imported == 1200
-            return store._con.execute(
+            return store.sql(
                 "SELECT run_id, step_index, checkpoint_id, parent_id, state_hash "
                 "FROM checkpoints ORDER BY run_id, step_index"
-            ).fetchall()
+            )
 
     once = stored(tmp_path / "once.duckdb")
     monkeypatch.setattr(session_mod, "COMMIT_BYTES", 1)  # commit after every batch
@@ -75,11 +75,11 @@ def test_parents_chain_in_order_even_when_a_run_arrives_out_of_order(
     source = write_native_sqlite(tmp_path / "late.sqlite", [*rows, late])
     with Store.open(tmp_path / "s.duckdb") as store:
         import_source(store, str(source))
-        pairs = store._con.execute(
+        pairs = store.sql(
             "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
             "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id "
             "ORDER BY c.run_id, c.step_index"
-        ).fetchall()
+        )
     assert pairs == [(f"run-{r}", s, s - 1 if s else None) for r in range(2) for s in range(50)]
 
 
@@ -105,17 +105,16 @@ def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
     def stored(path: Path) -> tuple[object, ...]:
         with Store.open(path) as store:
             report = import_source(store, str(source))
-            con = store._con
             return (
                 report.total,
                 # (lookup_key holds the run's number, which is given in no set order)
-                con.execute(
+                store.sql(
                     "SELECT * EXCLUDE (source_id, lookup_key) FROM checkpoint_rows "
                     "ORDER BY ckpt_key"
-                ).fetchall(),
-                con.execute(
+                ),
+                store.sql(
                     "SELECT source_table, source_key, reason, raw FROM quarantine ORDER BY 2"
-                ).fetchall(),
+                ),
             )
 
     apart = stored(tmp_path / "apart.duckdb")
@@ -133,10 +132,11 @@ def test_staging_on_its_own_connection_stores_what_the_store_connection_would(
 
 
 def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None:
-    """A batch whose documents the reader serialized itself (ingest.JSON_WRITTEN, as the
+    """A batch whose documents the reader serialized itself (contract.JSON_WRITTEN, as the
     LangGraph flavour's) is not parsed again to be validated; it stores the same rows, and
     documents of the wrong JSON type are still quarantined."""
-    from debugger.store.ingest import JSON_WRITTEN, reasons
+    from debugger.contract import JSON_WRITTEN
+    from debugger.store.validate import reasons
     from loaders.langgraph import select_all, to_batch
 
     types = {"working_state": "VARCHAR", "metadata": "VARCHAR"}
@@ -159,11 +159,11 @@ def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None
             with store.import_session("sqlite", "test", "x") as session:
                 counts = session.add("checkpoints", batch, select_sql)
                 session.finish()
-            rows = store._con.execute(
+            rows = store.sql(
                 "SELECT checkpoint_id, working_state, state_hash, metadata FROM checkpoint_rows "
                 "ORDER BY 1"
-            ).fetchall()
-            reasons = store._con.execute("SELECT reason FROM quarantine").fetchall()
+            )
+            reasons = store.sql("SELECT reason FROM quarantine")
         return counts, rows, reasons
 
     written = stored(tmp_path / "written.duckdb", select_all("checkpoints"))

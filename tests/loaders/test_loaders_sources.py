@@ -210,9 +210,7 @@ def test_tool_calls_with_their_own_ids_are_each_stored_once(tmp_path: Path, repe
     again = stepscope_json("import", path)["tables"]["tool_calls"]
     assert again == {"read": n, "imported": 0, "already_present": n, "quarantined": 0}
     with debugger.open("stepscope.duckdb") as store:
-        stored = store._con.execute(
-            "SELECT run_id, call_id, response FROM tool_calls ORDER BY 1, 2"
-        ).fetchall()
+        stored = store.sql("SELECT run_id, call_id, response FROM tool_calls ORDER BY 1, 2")
     assert len(stored) == distinct
     kept = {(r, c): resp for r, c, resp in stored}
     assert json.loads(kept[("run-0", "c-0")]) == json.loads(calls[0]["response"])  # the first

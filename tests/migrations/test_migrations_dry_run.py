@@ -20,7 +20,7 @@ def _rows_digest(path: Path) -> str:
     with Store.open(path, read_only=True) as store:
         parts = []
         for table in ("checkpoint_rows", "large_states", "effects", "tool_calls", "runs"):
-            rows = store._con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+            rows = store.sql(f"SELECT * FROM {table} ORDER BY ALL")
             parts.append(repr(rows))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

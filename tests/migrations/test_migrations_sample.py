@@ -56,10 +56,10 @@ def test_sample_store_dry_run(audit_sample_store: Path) -> None:
     assert registry is not None
     with Store.open(audit_sample_store, read_only=True) as store:
         report = dry_run(store, registry)
-        total = store._con.execute("SELECT count(*) FROM checkpoints").fetchone()
+        [(total,)] = store.sql("SELECT count(*) FROM checkpoints")
     by = {v.version: v for v in report.versions}
     assert set(by) == {0, 1, 2, 3}
     assert (by[0].restart_required, by[0].clean) == (by[0].checkpoints, 0) and by[0].checkpoints
     for v in (1, 2, 3):
         assert (by[v].clean, by[v].failed, by[v].restart_required) == (by[v].checkpoints, 0, 0)
-    assert total is not None and report.total == total[0]
+    assert report.total == total

@@ -40,29 +40,28 @@ def test_sample_is_small() -> None:
 
 def _snapshot(path: Path) -> dict[str, Any]:
     with Store.open(path, read_only=True) as s:
-        con = s._con
         return {
-            "runs": con.execute(
+            "runs": s.sql(
                 "SELECT run_id, agent, status, first_step, last_step, checkpoint_count "
                 "FROM runs ORDER BY run_id"
-            ).fetchall(),
-            "checkpoints": con.execute(
+            ),
+            "checkpoints": s.sql(
                 "SELECT run_id, checkpoint_id, parent_id, step_index, schema_version, created_at,"
                 " state_hash, tokens_spent, steps_spent, wall_clock_ms,"
                 " CAST(pending_effects AS VARCHAR), model_version,"
                 " CAST(tool_versions AS VARCHAR), CAST(metadata AS VARCHAR)"
                 " FROM checkpoints ORDER BY run_id, checkpoint_id"
-            ).fetchall(),
-            "effects": con.execute(
+            ),
+            "effects": s.sql(
                 "SELECT run_id, effect_id, step_index, idempotency_key, tool,"
                 " CAST(args AS VARCHAR), status, CAST(result AS VARCHAR), created_at"
                 " FROM effects ORDER BY ALL"
-            ).fetchall(),
-            "tool_calls": con.execute(
+            ),
+            "tool_calls": s.sql(
                 "SELECT run_id, call_id, step_index, seq, kind, name, CAST(request AS VARCHAR),"
                 " CAST(response AS VARCHAR), error, idempotency_key, is_write FROM tool_calls"
                 " ORDER BY ALL"
-            ).fetchall(),
+            ),
         }
 
 

@@ -132,6 +132,13 @@ def test_large_states_round_trip_through_the_side_table(store: Store) -> None:
     assert [c.working_state == BIG for c in store.checkpoints("lg")] == [False, True, False]
 
 
+def test_sql_runs_a_query_on_the_tables_sql_users_see(store: Store) -> None:
+    assert store.sql("SELECT count(*) FROM checkpoints WHERE run_id = ?", ["run-0"]) == [(5,)]
+    steps = store.sql("SELECT step_index FROM checkpoints WHERE run_id = 'run-0' ORDER BY 1")
+    assert steps == [(c.step_index,) for c in store.checkpoints("run-0")]
+    assert store.sql("SELECT run_id FROM runs WHERE run_id = 'nope'") == []
+
+
 def test_negative_steps(store: Store) -> None:
     run = store.run("lg")
     assert (run.first_step, run.last_step) == (-1, 1)

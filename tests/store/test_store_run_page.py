@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from debugger.store import Store
-from debugger.store.reads import RUN_ORDERS
+from debugger.store.run_reads import RUN_ORDERS
 
 
 @pytest.fixture(scope="module")

@@ -64,7 +64,7 @@ def test_the_table_has_one_line_per_run_with_badges_and_readable_values() -> Non
 
 
 def test_every_order_is_one_the_store_knows() -> None:
-    from debugger.store.reads import RUN_ORDERS
+    from debugger.store.run_reads import RUN_ORDERS
 
     assert set(run_list.ORDERS.values()) <= set(RUN_ORDERS)
     assert [run_list.page_count(n) for n in (0, 1, 50, 51, 120)] == [1, 1, 1, 2, 3]

@@ -1,0 +1,225 @@
+"""Inserting a staged batch's valid rows: identities, duplicates, run numbers, parents.
+
+Reads ``_v`` (see :mod:`debugger.store.stage`) and the store's tables, in the caller's
+transaction; each function notes in ``_touched`` the runs whose rows it inserted.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from debugger.contract import TABLE_COLUMNS
+from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
+from debugger.store.stage import CONTENT_ID, checkpoint_values
+from debugger.store.validate import ColumnTypes
+
+ID_COLUMN = {"checkpoints": "checkpoint_id", "effects": "effect_id", "tool_calls": "call_id"}
+TARGET = {"checkpoints": "checkpoint_rows", "effects": "effects", "tool_calls": "tool_calls"}
+
+
+def typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """Create ``_typed``: valid rows of ``_v``, each with its identity and occurrence number.
+
+    Returns the name to read them by: ``_typed``, or the view ``_typed_ids`` when every row
+    has an id of its own and no id is repeated (the rows are then ``_v``'s valid ones).
+
+    A row without an id of its own is named after its content plus its occurrence: the
+    same email really sent three times is three rows, and a re-import names them the same.
+    Occurrences continue across the import's batches through ``_occ_<table>``, which
+    counts, per content, the rows named so far.
+    """
+    id_col = ID_COLUMN[table]
+    nameless = con.execute("SELECT count(*) FROM _v WHERE _why IS NULL AND given_id IS NULL")
+    row = nameless.fetchone()
+    if not row or not row[0]:
+        # every row has its id: no content names, no occurrences (the window that numbers
+        # them would carry each row's documents through a sort)
+        twice = con.execute(
+            "SELECT count(*) - count(DISTINCT (run_id, given_id)) FROM _v WHERE _why IS NULL"
+        ).fetchone()
+        if not (twice and twice[0]):
+            # a view: a table would copy every row's documents once more
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW _typed_ids AS "
+                f"SELECT *, given_id AS {id_col}, 1 AS _dup FROM _v WHERE _why IS NULL"
+            )
+            return "_typed_ids"
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _typed AS
+            SELECT *, given_id AS {id_col},
+                   row_number() OVER (PARTITION BY run_id, given_id ORDER BY _key) AS _dup
+            FROM _v WHERE _why IS NULL"""
+        )
+        return "_typed"
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS _occ_{table} (_content VARCHAR, n BIGINT)")
+    id_expr = (
+        "coalesce(given_id, _content || '#' || (coalesce(o.n, 0) + row_number() OVER ("
+        "PARTITION BY t._content, t.given_id IS NULL ORDER BY t._key)))"
+    )
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _typed AS
+        WITH t1 AS (SELECT *, CASE WHEN given_id IS NULL THEN {CONTENT_ID[table]} END AS _content
+                    FROM _v WHERE _why IS NULL),
+        t2 AS (SELECT t.*, {id_expr} AS {id_col}
+               FROM t1 t LEFT JOIN _occ_{table} o USING (_content))
+        SELECT *, row_number() OVER (PARTITION BY run_id, {id_col} ORDER BY _key) AS _dup
+        FROM t2"""
+    )
+    # a sum: occurrences of earlier batches plus this batch's (a maximum lost the third
+    # copy of a record whose copies were each in another batch)
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _occ_{table} AS
+        SELECT _content, sum(n) AS n FROM (
+            SELECT _content, n FROM _occ_{table}
+            UNION ALL
+            SELECT _content, count(*) FROM _typed WHERE given_id IS NULL GROUP BY _content
+        ) GROUP BY _content"""
+    )
+    return "_typed"
+
+
+def insert_other(
+    con: duckdb.DuckDBPyConnection, table: str, source_id: int, typed: str = "_typed"
+) -> int:
+    """Insert the new rows of ``typed`` (see :func:`typed_with_ids`) into ``table``;
+    returns how many.
+
+    The look-up of rows already stored runs only when one of the batch's runs has rows in
+    ``table`` already (a first import of a source skips it).
+    """
+    id_col = ID_COLUMN[table]
+    cols = ", ".join(TABLE_COLUMNS[table])
+    row = con.execute(
+        f"SELECT count(*) FROM (SELECT DISTINCT run_id FROM {typed}) b "
+        f"WHERE EXISTS (SELECT 1 FROM {TARGET[table]} x WHERE x.run_id = b.run_id)"
+    ).fetchone()
+    new = "_dup = 1"
+    if row and row[0]:
+        new += (
+            f" AND NOT EXISTS (SELECT 1 FROM {TARGET[table]} x "
+            f"WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"
+        )
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _new AS SELECT * FROM {typed} t WHERE {new}")
+        new, source = "true", "_new"
+    else:
+        source = typed
+    con.execute(f"INSERT INTO _touched SELECT DISTINCT run_id FROM {source} t WHERE {new}")
+    inserted = con.execute(
+        f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM {source} t WHERE {new}",
+        [source_id],
+    ).fetchone()
+    return int(inserted[0]) if inserted else 0
+
+
+def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
+    """Give the batch's new runs their numbers; True when some of its runs were stored before.
+
+    A run without a number has no checkpoints yet, so its valid rows need no look-up in
+    ``checkpoint_rows``: a fresh import skips that anti-join entirely.
+    """
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT DISTINCT run_id FROM _v WHERE _why IS NULL"
+    )
+    row = con.execute("SELECT count(*) FROM _bruns JOIN run_keys USING (run_id)").fetchone()
+    con.execute(
+        "INSERT INTO run_keys SELECT run_id, nextval('run_seq') FROM _bruns "
+        "WHERE run_id NOT IN (SELECT run_id FROM run_keys)"
+    )
+    return bool(row and row[0])
+
+
+def insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes) -> int:
+    """Insert the new, valid checkpoints of ``_v`` into the store; returns how many.
+
+    ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
+    in the import, handed over by the session; so no sort or window runs over the batch.
+    Duplicates within the batch and rows already stored are filtered on narrow columns,
+    and only when the batch can have them.
+    """
+    seen_before = _number_runs(con)
+    row = con.execute(
+        "SELECT count(*) - count(DISTINCT (run_id, checkpoint_id)) FROM _v WHERE _why IS NULL"
+    ).fetchone()
+    filters = ""
+    if row and row[0]:
+        # the same checkpoint twice in the batch: the first (in source order) is kept
+        filters += (
+            " AND v._key IN (SELECT min(_key) FROM _v WHERE _why IS NULL "
+            "GROUP BY run_id, checkpoint_id)"
+        )
+    if seen_before:
+        # the anti-join only looks at the batch's runs, and only when one was stored before
+        filters += (
+            " AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
+            "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
+            "AND x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id)"
+        )
+    inserted = con.execute(
+        f"""
+        INSERT INTO checkpoint_rows
+        SELECT v._pos, k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}), v.run_id,
+               v.checkpoint_id, s.parent_id, v.step_index, s.schema_version, v.created_at,
+               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN s.ws END,
+               v.state_hash, v.state_bytes, s.tokens_spent, s.steps_spent, s.wall_clock_ms,
+               s.pending_effects, s.model_version, s.tool_versions, s.metadata, ?
+        FROM _v v JOIN run_keys k USING (run_id)
+        JOIN (SELECT _pos, {checkpoint_values(types)} FROM _staged) s ON s._pos = v._pos
+        WHERE v._why IS NULL {filters}""",
+        [source_id],
+    ).fetchone()
+    n = int(inserted[0]) if inserted else 0
+    if n == 0:
+        return 0
+    if filters:
+        # only the rows that went in: the batch's keys are a fresh range of ckpt_key
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT ckpt_key AS _pos, run_id "
+            "FROM checkpoint_rows "
+            "WHERE ckpt_key BETWEEN (SELECT min(_pos) FROM _v) AND (SELECT max(_pos) FROM _v)"
+        )
+    else:  # every valid row went in
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _ins AS SELECT _pos, run_id FROM _v WHERE _why IS NULL"
+        )
+    large = con.execute(
+        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES}"
+    ).fetchone()
+    if large and large[0]:
+        con.execute(
+            "INSERT INTO large_states SELECT s._pos, CAST(s.working_state AS VARCHAR) "
+            f"FROM _staged s JOIN _ins i ON i._pos = s._pos "
+            f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY s._pos"
+        )
+    con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
+    return n
+
+
+def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free a batch's temp tables now rather than when the next batch replaces them."""
+    con.execute("DROP VIEW IF EXISTS _typed_ids")
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def derive_parents(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
+    """Give rows of a source that carries no parent column the previous checkpoint as parent.
+
+    Used for native sources without ``parent_id``: the chain is the run's checkpoints in
+    (created_at, step_index, insertion) order.
+    """
+    con.execute(
+        """
+        UPDATE checkpoint_rows AS c SET parent_id = p.prev
+        FROM (
+            SELECT ckpt_key, lag(checkpoint_id) OVER (
+                PARTITION BY run_id ORDER BY created_at NULLS FIRST, step_index, ckpt_key
+            ) AS prev
+            FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _touched)
+        ) p
+        WHERE c.ckpt_key = p.ckpt_key AND c.source_id = ? AND c.parent_id IS NULL
+          AND p.prev IS NOT NULL""",
+        [source_id],
+    )
