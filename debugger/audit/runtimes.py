@@ -102,7 +102,8 @@ def open_interrupts(head: Checkpoint) -> list[dict[str, Any]]:
     ``resolved_interrupts``; an interrupt answered by id is not open.
     """
     m = _meta(head)
-    raw = m.get("interrupts") if isinstance(m.get("interrupts"), list) else [m.get("interrupt")]
+    listed = m.get("interrupts")
+    raw: list[Any] = listed if isinstance(listed, list) else [m.get("interrupt")]
     answered = _ids(m.get("resolved")) | _ids(m.get("resolved_interrupts"))
     return [
         i for i in raw
@@ -146,9 +147,9 @@ _LG_SCHEMA = (
     "checkpoint metadata, where the loader reads schema_version)"
 )
 _LG_RUN_METADATA = (
-    "LangGraph records no tool versions (and the model version only as the AI messages' "
-    'response_metadata.model_name): pass them in the config, e.g. "metadata": '
-    '{"tool_versions": ...}, to compare them across a resume yourself'
+    "LangGraph records no tool versions, and the model version only as the AI messages' "
+    "response_metadata.model_name: keep the versions in the config's metadata (LangGraph "
+    "copies it into every checkpoint's metadata) to compare them before a resume"
 )
 
 LANGGRAPH = Runtime(

@@ -21,8 +21,18 @@ from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
 from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
 
+
+def versioned(saver: Any) -> dict[str, Any]:
+    """A run whose config records a schema version, as the audit's hint says to."""
+    graph = G._linear_graph(saver)
+    config = {"configurable": {"thread_id": "versioned"}, "metadata": {"schema_version": 2}}
+    graph.invoke({"n": 0, "log": []}, config)
+    return {"versioned": graph}
+
+
 BUILDERS = (T.react_clean, T.react_keyed_crash, T.fork_edited_call,
-            T.tool_answered_in_failed_step, G.fork, G.approval, P.parallel_questions)  # fmt: skip
+            T.tool_answered_in_failed_step, G.fork, G.approval, P.parallel_questions,
+            versioned)  # fmt: skip
 
 
 class Written:
@@ -77,6 +87,14 @@ def test_clean_react_run_audits_without_error(lg: Written) -> None:
     answered = [m["tool_call_id"] for m in lg.says["react-clean"]["head"]["messages"]
                 if m["type"] == "tool"]  # fmt: skip
     assert answered == ["call-1"] and "pending-effect-without-key" not in _rules(report)
+
+
+def test_the_hinted_schema_version_is_read(lg: Written) -> None:
+    graph_says = lg.says["versioned"]["history"]
+    assert graph_says and lg.says["versioned"]["head"]["next"] == ()
+    report = lg.audit("versioned")
+    assert "missing-schema-version" not in _rules(report)
+    assert {c.schema_version for c in lg.store.checkpoints("versioned")} == {2}
 
 
 def test_keyed_unanswered_call_names_its_key(lg: Written) -> None:
