@@ -182,7 +182,9 @@ def _report(
                            [], ids, branch_ids)  # fmt: skip
     checks = _checks(inp, verify, findings, status)
     verdict: VerdictKind = "resumable_after_checks" if checks else "resumable"
-    reasons = checks or [f"the head at step {head.step_index} carries all six items"]
+    gaps = any(f.rule_id in inp.runtime.uncarried for f in findings)
+    carries = f"every item {inp.runtime.name} records" if gaps else "all six items"
+    reasons = checks or [f"the head at step {head.step_index} carries {carries}"]
     # a failed step is retried; otherwise the loop goes on after the head
     next_step = _failed_step(head) if status == "failed" else head.step_index + 1
     return AuditReport(inp.run_id, verdict, reasons, findings, head.checkpoint_id,
