@@ -35,11 +35,30 @@ def effect_label(pending: Any) -> str:
 
 
 def key_of(pending: Any) -> str | None:
-    """The idempotency key of a pending-effect entry (``idempotency_key`` or ``key``)."""
+    """The idempotency key of a pending-effect entry (``idempotency_key`` or ``key``).
+
+    A tool call (LangGraph) whose entry names no key falls back to its ``idempotency_key``
+    argument: the key the call itself carries to the system of record.
+    """
     if not isinstance(pending, dict):
         return None
     key = pending.get("idempotency_key") or pending.get("key")
+    args = pending.get("args")
+    if not key and pending.get("kind") == "tool_call" and isinstance(args, dict):
+        key = args.get("idempotency_key")
     return str(key) if key else None
+
+
+def in_doubt(inp: AuditInput) -> list[dict[str, Any]]:
+    """The head's pending entries a resume cannot take as settled.
+
+    Not the writes a runtime keeps and applies itself on resume (LangGraph's pending writes of
+    the tasks that finished in a failed superstep): those are replayed, never lost or repeated.
+    """
+    return [
+        p for p in inp.head.pending_effects
+        if not (isinstance(p, dict) and p.get("kind") in inp.runtime.applied_kinds)
+    ]  # fmt: skip
 
 
 def action_key(tool: str, args: Any) -> str:
@@ -54,18 +73,22 @@ def short(args: Any) -> str:
 
 @rule("pending-effect-without-key")
 def keyless(inp: AuditInput) -> list[Finding]:
-    """A pending effect (in a checkpoint or the effects table) without an idempotency key."""
+    """A pending effect (at the head, or in the effects table) without an idempotency key.
+
+    The head says what is pending now: an effect an older checkpoint listed and a later one
+    no longer does was answered (a tool message, a commit) and is not in doubt.
+    """
     out = []
-    for c in inp.lineage:
-        for p in c.pending_effects:
-            if key_of(p) is None:
-                tool = effect_label(p)
-                out.append(
-                    _f("pending-effect-without-key", "error", c.step_index,
-                       f"checkpoint at step {c.step_index} lists a pending {tool} without an "
-                       "idempotency key: its outcome cannot be looked up",
-                       "give every write a key and record it before the call")
-                )  # fmt: skip
+    c = inp.head
+    for p in in_doubt(inp):
+        if key_of(p) is None:
+            tool = effect_label(p)
+            out.append(
+                _f("pending-effect-without-key", "error", c.step_index,
+                   f"checkpoint at step {c.step_index} lists a pending {tool} without an "
+                   "idempotency key: its outcome cannot be looked up",
+                   "give every write a key and record it before the call")
+            )  # fmt: skip
     for e in inp.effects:
         if e.idempotency_key is None and e.status in OPEN:
             out.append(
@@ -89,13 +112,15 @@ def open_effects(inp: AuditInput) -> list[EffectCheck]:
     resolved = {e.idempotency_key for e in inp.effects if e.status in DONE and e.idempotency_key}
     attempted = {e.idempotency_key: e for e in inp.effects if e.status in OPEN}
     checks: dict[str, EffectCheck] = {}
-    for p in head.pending_effects:
+    for p in in_doubt(inp):
         key = key_of(p)
         if key and key not in resolved and isinstance(p, dict):
             row = attempted.get(key)
             status = (
-                row.status if row else ("unknown" if p.get("status") == "unknown" else "planned")
-            )
+                row.status if row
+                else "unknown" if inp.runtime.attempted(p, head)
+                else "planned"
+            )  # fmt: skip
             step = row.step_index if row else head.step_index
             checks[key] = EffectCheck(key, str(p.get("tool", "?")), p.get("args"), step, status)
     for e in inp.effects:
@@ -199,4 +224,4 @@ def same_action(inp: AuditInput) -> list[Finding]:
     return out
 
 
-__all__ = ["action_key", "effect_label", "key_of", "open_effects", "short"]
+__all__ = ["action_key", "effect_label", "in_doubt", "key_of", "open_effects", "short"]

@@ -50,10 +50,10 @@ def lineage(
 
 @rule("fork")
 def fork_rule(inp: AuditInput) -> list[Finding]:
-    """A branch of a fork that is not on the head's path."""
+    """A branch of a fork that is not on the head's path; a fork made on purpose on it."""
     on_path = {c.checkpoint_id for c in inp.lineage}
     by_id = {c.checkpoint_id: c for c in inp.checkpoints}
-    out = []
+    out = _on_purpose(inp, by_id)
     for b in inp.branches:
         fork: Checkpoint | None = b
         while fork is not None and fork.checkpoint_id not in on_path:
@@ -65,6 +65,26 @@ def fork_rule(inp: AuditInput) -> list[Finding]:
                 f"a branch ending at step {b.step_index} (checkpoint {b.checkpoint_id}{since}) "
                 "is not on the head's path; the audit follows the head",
                 "open the branch in the Timeline to see the abandoned work",
+            )
+        )  # fmt: skip
+    return out
+
+
+def _on_purpose(inp: AuditInput, by_id: dict[str, Checkpoint]) -> list[Finding]:
+    out = []
+    for c in inp.lineage:
+        how = inp.runtime.forked_on_purpose(c)
+        if not how:
+            continue
+        parent = by_id.get(c.parent_id) if c.parent_id else None
+        since = f" from step {parent.step_index}" if parent is not None else ""
+        out.append(
+            Finding(
+                "fork", "info", c.step_index,
+                f"the checkpoint at step {c.step_index} (checkpoint {c.checkpoint_id}) is a fork "
+                f"made on purpose{since}: {how}; the run's history goes on from it",
+                "nothing to do: time travel is history, not a repeat; compare the branches in "
+                "the Timeline",
             )
         )  # fmt: skip
     return out

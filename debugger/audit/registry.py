@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from debugger.audit.runtimes import NATIVE, Runtime
 from debugger.migrations import Registry
 from debugger.model import Checkpoint, Effect, Finding, Severity, ToolCall
 
@@ -44,6 +45,8 @@ class AuditInput:
     """Highest schema version in the store (to flag old runs when no registry is named)."""
     branches: list[Checkpoint] = field(default_factory=list)
     """Heads of the other branches of a fork, not on the audited path."""
+    runtime: Runtime = NATIVE
+    """The runtime that wrote the run: what it can record, how it resumes."""
 
     @property
     def head(self) -> Checkpoint:

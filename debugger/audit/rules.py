@@ -82,14 +82,16 @@ def missing_items(inp: AuditInput) -> list[Finding]:
         if not bad:
             continue
         at_head = bad[-1] is inp.head
+        # an item the runtime has no place for is a gap to close, not a broken checkpoint
+        uncarried = inp.runtime.uncarried.get(rule_id)
         where = (
             "including the head" if at_head else f"the head at step {inp.head.step_index} has it"
         )
         out.append(
             _finding(
-                rule_id, "error" if at_head else "warning", bad[0].step_index,
+                rule_id, "error" if at_head and not uncarried else "warning", bad[0].step_index,
                 f"{len(bad)} of {len(inp.lineage)} checkpoints lack {item} (first at step "
-                f"{bad[0].step_index}; {where})", hint,
+                f"{bad[0].step_index}; {where})", uncarried or hint,
             )
         )  # fmt: skip
     return out
@@ -151,11 +153,21 @@ def step_gaps(inp: AuditInput) -> list[Finding]:
 
 @rule("step-backwards", "step-repeated")
 def step_order(inp: AuditInput) -> list[Finding]:
-    """Steps going backwards and completed steps executed again (in write order)."""
+    """Steps going backwards and completed steps executed again (in write order).
+
+    A fork made on purpose (LangGraph's ``update_state`` or a replay from an older
+    checkpoint) starts a new history: from it on, only its own ancestors count as done.
+    """
     out: list[Finding] = []
     done: dict[int, Checkpoint] = {}
     prev: Checkpoint | None = None
+    by_id = {c.checkpoint_id: c for c in inp.checkpoints}
     for c in inp.checkpoints:
+        if inp.runtime.forked_on_purpose(c):
+            done = {a.step_index: a for a in reversed(_ancestors(c, by_id))}
+            done.setdefault(c.step_index, c)
+            prev = c
+            continue
         if prev is not None and c.step_index < prev.step_index:
             out.append(
                 _finding(
@@ -178,6 +190,18 @@ def step_order(inp: AuditInput) -> list[Finding]:
             )  # fmt: skip
         done.setdefault(c.step_index, c)
         prev = c
+    return out
+
+
+def _ancestors(c: Checkpoint, by_id: dict[str, Checkpoint]) -> list[Checkpoint]:
+    """The checkpoints ``c`` descends from, nearest first."""
+    out: list[Checkpoint] = []
+    seen = {c.checkpoint_id}
+    parent = by_id.get(c.parent_id) if c.parent_id else None
+    while parent is not None and parent.checkpoint_id not in seen:
+        out.append(parent)
+        seen.add(parent.checkpoint_id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
     return out
 
 

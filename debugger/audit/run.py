@@ -20,10 +20,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from debugger.audit.approval import is_parked
-from debugger.audit.effects import effect_label, key_of, open_effects, short
+from debugger.audit.effects import effect_label, in_doubt, key_of, open_effects, short
 from debugger.audit.lineage import lineage
 from debugger.audit.registry import AuditInput, all_rules, rule_ids
 from debugger.audit.rules import unplaced
+from debugger.audit.runtimes import runtime_of
 from debugger.errors import NotFound
 from debugger.migrations import Registry, load_registry
 from debugger.model import (
@@ -64,6 +65,7 @@ def audit_records(
     newest_stored_version: int | None = None,
     status: str | None = None,
     head_id: str | None = None,
+    runtime: str | None = None,
 ) -> AuditReport:
     """Audit one run's records (no store needed: notebooks and tests can build them).
 
@@ -76,6 +78,8 @@ def audit_records(
         status: the run's derived status, if known (else read from the head's metadata).
         head_id: the head's checkpoint id as the store derived it, if known (else the head is
             picked by the same rule, :func:`~debugger.audit.lineage.head_of`).
+        runtime: the import flavour that wrote the run (``native``, ``langgraph``), if known
+            (else told from the checkpoints: :func:`~debugger.audit.runtimes.runtime_of`).
     """
     if not checkpoints:
         raise ValueError(f"run {run_id!r} has no checkpoints to audit")
@@ -85,8 +89,9 @@ def audit_records(
     head = next((c for c in checkpoints if c.checkpoint_id == head_id), None)
     path, branches = lineage(checkpoints, head)
     inp = AuditInput(
-        run_id, checkpoints, path, effects, calls, registry, newest_stored_version, branches
-    )
+        run_id, checkpoints, path, effects, calls, registry, newest_stored_version, branches,
+        runtime_of(runtime, checkpoints),
+    )  # fmt: skip
     findings = [f for r in all_rules() for f in r.check(inp)]
     findings.sort(key=lambda f: f.step_index if f.step_index is not None else -(2**31))
     return _report(inp, findings, branches, status or _head_status(inp.head))
@@ -109,7 +114,7 @@ def _restart_reasons(inp: AuditInput, findings: Iterable[Finding]) -> list[str]:
         f.message for f in findings
         if f.severity == "error" and f.rule_id in _BLOCKING
     ]  # fmt: skip
-    for p in head.pending_effects:
+    for p in in_doubt(inp):
         if key_of(p) is None:
             tool = effect_label(p)
             reasons.append(
@@ -142,6 +147,9 @@ def _checks(
         )
     if is_parked(inp.head):
         checks.append("obtain the approval, and re-check policy and permissions at resume")
+        how = inp.runtime.resume_hint(inp.head)
+        if how:
+            checks.append(how)
     meta = inp.head.metadata if isinstance(inp.head.metadata, dict) else {}
     if status == "budget_exhausted":
         which = meta.get("exhausted") or "exhausted"
@@ -174,7 +182,9 @@ def _report(
                            [], ids, branch_ids)  # fmt: skip
     checks = _checks(inp, verify, findings, status)
     verdict: VerdictKind = "resumable_after_checks" if checks else "resumable"
-    reasons = checks or [f"the head at step {head.step_index} carries all six items"]
+    gaps = any(f.rule_id in inp.runtime.uncarried for f in findings)
+    carries = f"every item {inp.runtime.name} records" if gaps else "all six items"
+    reasons = checks or [f"the head at step {head.step_index} carries {carries}"]
     # a failed step is retried; otherwise the loop goes on after the head
     next_step = _failed_step(head) if status == "failed" else head.step_index + 1
     return AuditReport(inp.run_id, verdict, reasons, findings, head.checkpoint_id,
@@ -207,6 +217,7 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
     report = audit_records(
         run_id, store.checkpoints(run_id), store.effects(run_id), store.tool_calls(run_id),
         registry, newest_stored_version=fp[-1], status=fp[3], head_id=fp[2],
+        runtime=store.run_flavour(run_id),
     )  # fmt: skip
     with _lock:
         _cache[key] = report

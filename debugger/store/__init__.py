@@ -328,6 +328,12 @@ class Store:
 
         settle_import(self._con, source_id, chained)
 
+    def run_flavour(self, run_id: str) -> str | None:
+        """The flavour that imported the run's head (``native``, ``langgraph``, ...), or None."""
+        from debugger.store.runtime_reads import run_flavour
+
+        return run_flavour(self._con, run_id)
+
 
 def _quote(name: object) -> str:
     return str(name).replace('"', '""')

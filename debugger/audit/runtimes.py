@@ -1,0 +1,182 @@
+"""What each runtime can record, so the audit judges a run against its own runtime.
+
+Stepscope's native runtime writes all six items of the contract. Other runtimes keep what
+their checkpointer has room for: a LangGraph checkpoint has a step, a state and the messages'
+token usage, but no state-schema version unless the application puts one in the config, and
+no tool versions at all. An item the runtime cannot carry is a warning with a hint on where to
+record it in that runtime, not a restart: the run is as resumable as its runtime makes it.
+
+One :class:`Runtime` per runtime, keyed by the import flavour that reads it
+(``sources.flavour``); a new runtime (issue 21) is one more entry in :data:`RUNTIMES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from debugger.json_text import preview
+from debugger.model import Checkpoint
+
+__all__ = ["LANGGRAPH", "NATIVE", "RUNTIMES", "Runtime", "open_interrupts", "runtime_of"]
+
+QUESTION_CHARS = 80
+"""Longest interrupt value quoted in a resume hint."""
+
+
+def _meta(c: Checkpoint) -> dict[str, Any]:
+    return c.metadata if isinstance(c.metadata, dict) else {}
+
+
+def _never(c: Checkpoint) -> str | None:
+    return None
+
+
+def _no_hint(head: Checkpoint) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What one runtime records, and how a run of it is resumed."""
+
+    name: str
+    """The import flavour that reads this runtime's checkpoints."""
+    uncarried: dict[str, str] = field(default_factory=dict)
+    """Contract rule ids the runtime has no place for, each with the hint on recording it."""
+    applied_kinds: frozenset[str] = frozenset()
+    """Kinds of pending entries the runtime keeps and applies itself on resume (not in doubt)."""
+    forked_on_purpose: Callable[[Checkpoint], str | None] = _never
+    """How a checkpoint was written on purpose off the run's course (an edit, a replay)."""
+    resume_hint: Callable[[Checkpoint], str | None] = _no_hint
+    """How to resume a parked head in this runtime, if it has its own way."""
+
+    tool_calls_in_state: bool = False
+    """Whether a pending tool call is one the state asks for and no answer has reached yet
+    (LangGraph: a tool call of an AI message with no tool message), not a recorded attempt."""
+
+    def attempted(self, pending: dict[str, Any], head: Checkpoint) -> bool:
+        """Whether a pending effect at the head may have happened (its outcome is in doubt).
+
+        Native entries say so with ``status: unknown``. A LangGraph tool call still
+        unanswered at the head ran, or started, unless the run is parked before the tool.
+        """
+        if not (self.tool_calls_in_state and pending.get("kind") == "tool_call"):
+            return pending.get("status") == "unknown"
+        m = _meta(head)
+        return str(m.get("status", "")).lower() != "parked" and not m.get("interrupt")
+
+
+NATIVE = Runtime("native")
+"""Stepscope's own runtime: every item of the contract, no runtime-specific resume."""
+
+
+def _lg_fork(c: Checkpoint) -> str | None:
+    source = _meta(c).get("source")
+    if source == "update":
+        return "written by update_state (metadata.source update)"
+    if source == "fork":
+        return "a replay from an older checkpoint (metadata.source fork)"
+    return None
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in ("question", "message", "reason", "action"):
+            if value.get(key):
+                return preview(value[key], QUESTION_CHARS)
+    return preview(value, QUESTION_CHARS)
+
+
+def _ids(raw: Any) -> set[str]:
+    items = raw if isinstance(raw, list) else []
+    return {str(i.get("id") if isinstance(i, dict) else i) for i in items}
+
+
+def open_interrupts(head: Checkpoint) -> list[dict[str, Any]]:
+    """The LangGraph interrupts still waiting for an answer at the head (``{value, id}``).
+
+    The loader writes ``metadata.interrupts`` (every interrupt of the head) or
+    ``metadata.interrupt`` (the first), and the answered ones in ``metadata.resolved`` or
+    ``resolved_interrupts``; an interrupt answered by id is not open.
+    """
+    m = _meta(head)
+    listed = m.get("interrupts")
+    raw: list[Any] = listed if isinstance(listed, list) else [m.get("interrupt")]
+    answered = _ids(m.get("resolved")) | _ids(m.get("resolved_interrupts"))
+    return [
+        i for i in raw
+        if isinstance(i, dict) and (i.get("id") is None or str(i["id"]) not in answered)
+    ]  # fmt: skip
+
+
+def _lg_config(head: Checkpoint) -> str:
+    lg = _meta(head).get("langgraph")
+    thread = lg.get("thread_id") if isinstance(lg, dict) else None
+    return f'{{"configurable": {{"thread_id": "{thread}"}}}}' if thread else "the run's config"
+
+
+def _lg_resume(head: Checkpoint) -> str | None:
+    where = _lg_config(head)
+    asks = open_interrupts(head)
+    if len(asks) == 1:
+        return (
+            f"resume with graph.invoke(Command(resume=ANSWER), {where}), ANSWER answering the "
+            f"open interrupt: {_value_text(asks[0].get('value'))}"
+        )
+    if asks:
+        listed = "; ".join(f"{a.get('id')}: {_value_text(a.get('value'))}" for a in asks)
+        return (
+            f"resume with graph.invoke(Command(resume={{INTERRUPT_ID: ANSWER, ...}}), {where}), "
+            f"one answer per open interrupt: {listed}"
+        )
+    nexts = _meta(head).get("next")
+    if isinstance(nexts, list) and nexts:
+        return (
+            f"resume with graph.invoke(None, {where}): it runs {', '.join(map(str, nexts))} "
+            "(a breakpoint stopped before it)"
+        )
+    return None
+
+
+_LG_SCHEMA = (
+    "LangGraph keeps no state-schema version of its own: record one in every checkpoint's "
+    'metadata, e.g. graph.invoke(x, {"configurable": {"thread_id": ...}, "metadata": '
+    '{"schema_version": 2}}) (config metadata and configurable values are copied into the '
+    "checkpoint metadata, where the loader reads schema_version)"
+)
+_LG_RUN_METADATA = (
+    "LangGraph records no tool versions, and the model version only as the AI messages' "
+    "response_metadata.model_name: keep the versions in the config's metadata (LangGraph "
+    "copies it into every checkpoint's metadata) to compare them before a resume"
+)
+
+LANGGRAPH = Runtime(
+    "langgraph",
+    uncarried={"missing-schema-version": _LG_SCHEMA, "missing-run-metadata": _LG_RUN_METADATA},
+    applied_kinds=frozenset({"write"}),
+    forked_on_purpose=_lg_fork,
+    resume_hint=_lg_resume,
+    tool_calls_in_state=True,
+)
+"""LangGraph checkpointers (SqliteSaver, PostgresSaver): no schema or tool versions; pending
+writes of finished tasks are applied by LangGraph on resume; ``update_state`` and replays are
+forks made on purpose; a parked run resumes with ``Command(resume=...)``."""
+
+RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH)}
+"""Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
+whole contract, like the native runtime."""
+
+
+def runtime_of(flavour: str | None, checkpoints: list[Checkpoint]) -> Runtime:
+    """The runtime of a run: by its import flavour, else from its checkpoints' metadata.
+
+    Records built by hand have no flavour; a checkpoint mapped by the LangGraph loader carries
+    ``metadata.langgraph`` (saver, thread, namespace), which is enough to tell.
+    """
+    if flavour in RUNTIMES:
+        return RUNTIMES[flavour]
+    if flavour is None and any(isinstance(_meta(c).get("langgraph"), dict) for c in checkpoints):
+        return LANGGRAPH
+    return NATIVE
