@@ -7,8 +7,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.budgets import ai_tokens
+from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import MessageMemo, facts_of, unanswered_tool_calls
 
 
