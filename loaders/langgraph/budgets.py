@@ -26,12 +26,12 @@ AiTokens = dict[str, int]
 
 def ai_tokens(messages: list[Seen]) -> tuple[AiTokens, str | None]:
     """Tokens of the distinct AI messages, and the last model name seen."""
-    out: AiTokens = {}
+    out = {f.key: f.tokens for _, f in messages if f.kind == "ai"}
     model = None
-    for _, f in messages:
-        if f.kind == "ai" and f.key not in out:
-            out[f.key] = f.tokens
-            model = f.model or model
+    for _, f in reversed(messages):
+        if f.kind == "ai" and f.model:
+            model = f.model
+            break
     return out, model
 
 

@@ -265,7 +265,7 @@ class _Walk:
         pending: list[dict[str, Any]] = []
         if not ck.has_child:
             answers = tool_messages(decoded)
-            self.tape.answer(scan.messages, answers, step if step is not None else 0)
+            self.tape.answer(answers, step if step is not None else 0)
             pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
         md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
               "internal_channels": internal,

@@ -10,7 +10,8 @@ tool message's content (``{"content", "artifact"}`` when it has an artifact), ``
 content when its status is ``error``. A call still unanswered stays on its AI message's step.
 
 A call edited under the same id (``update_state`` on the AI message) is a second row: calls
-are keyed by call id and arguments, and a tool message answers the call its own state holds.
+are keyed by call id and arguments, and a tool message answers the arguments last asked
+under its id.
 ``seq`` numbers calls in the order they first appear. ``idempotency_key`` is read from the
 arguments (:func:`loaders.langgraph.map.key_in`); LangGraph does not say which tools write,
 so ``is_write`` is false.
@@ -39,6 +40,8 @@ class Tape:
         self.calls: dict[str, dict[str, Any]] = {}
         self._tool_rows: dict[str, dict[bytes, str]] = {}
         """Per tool call id, the row id of each distinct argument text."""
+        self._latest: dict[str, str] = {}
+        """Per tool call id, the row of the arguments last asked (what a tool message answers)."""
 
     def _add(self, call_id: str, step: int, **fields: Any) -> dict[str, Any]:
         row = self.calls.get(call_id)
@@ -65,7 +68,7 @@ class Tape:
                 self._model(m, f, step, before)
         answers = [s for s in new if s[1].kind == "tool"]
         if answers:
-            self.answer(messages, answers, step)
+            self.answer(answers, step)
 
     def _model(self, m: dict[str, Any], f: Facts, step: int, keys: list[str]) -> None:
         call_id = f"model:{f.key}"
@@ -87,26 +90,23 @@ class Tape:
             self._add(row_id, step, kind="tool", name=str(tc.get("name")), request=args,
                       response=None, error=None)  # fmt: skip
             self.calls[row_id]["idempotency_key"] = key_in(tc.get("args"), self.names)
+        self._latest[str(tc["id"])] = row_id
         return row_id
 
-    def answer(self, messages: list[Seen], answers: list[Seen], step: int) -> None:
+    def answer(self, answers: list[Seen], step: int) -> None:
         """Attach tool messages to the calls they answer, on the step that ran them.
 
+        A tool message answers the arguments last asked under its call id (the walk reads
+        checkpoints in the order they were written, so an edit comes before its answer).
+
         Args:
-            messages: the state's messages (the AI messages say which arguments ran).
             answers: the tool messages to attach (new in the state, or pending writes).
             step: the step they first appear at.
         """
-        current = {str(tc["id"]): tc for _, f in messages for tc in f.calls}
         for m, f in answers:
-            tc = current.get(str(f.answers))
-            if tc is not None:
-                row_id = self._tool(tc, step)
-            else:  # the asking message is gone from the state (trimmed): its latest call
-                known = list(self._tool_rows.get(str(f.answers), {}).values())
-                if not known:
-                    continue
-                row_id = known[-1]
+            row_id = self._latest.get(str(f.answers))
+            if row_id is None:
+                continue
             row = self.calls[row_id]
             if row["response"] is not None:
                 continue
