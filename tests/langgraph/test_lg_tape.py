@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
+from langgraph.prebuilt import ToolNode, create_react_agent
 
 from debugger.model import ToolCall
 from debugger.store import Store
@@ -19,6 +21,7 @@ from loaders.langgraph.map import idempotency_args, key_in
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
 from tests.langgraph.lg_import import SAVERS, Build, Built, builder
+from tests.langgraph.patterns_model import ScriptedModel, ai, cfg
 
 
 @pytest.fixture(params=SAVERS)
@@ -128,3 +131,37 @@ def test_idempotency_argument_names(monkeypatch: pytest.MonkeyPatch) -> None:
     assert key_in({"order": "A", "dedupe": 7}, names) == "7"
     assert key_in({"order": "A", "request_id": "r-1", "dedupe": 7}, names) == "r-1"
     assert key_in({"order": "A"}, names) is None
+
+
+def _artifact_and_error(saver: Any) -> dict[str, Any]:
+    @tool(response_format="content_and_artifact")
+    def fetch(order: str) -> tuple[str, dict[str, Any]]:
+        """Fetch an order with its raw record."""
+        return f"order {order}", {"raw": {"order": order, "rows": 2}}
+
+    @tool
+    def charge(order: str) -> str:
+        """Charge an order."""
+        raise ValueError(f"card declined for {order}")
+
+    calls = [{"name": "fetch", "args": {"order": "Z-1"}, "id": "call-a"},
+             {"name": "charge", "args": {"order": "Z-1"}, "id": "call-e"}]  # fmt: skip
+    model = ScriptedModel(script=[ai("ae-ai-1", "", calls, 50), ai("ae-ai-2", "ok", tokens=20)])
+    tools = ToolNode([fetch, charge], handle_tool_errors=True)
+    graph = create_react_agent(model, tools, checkpointer=saver)
+    graph.invoke({"messages": [("user", "go")]}, cfg("artifact-error"))
+    return {"artifact-error": graph}
+
+
+def test_tool_artifact_and_error(build: Build) -> None:
+    got = build(_artifact_and_error)
+    answers = {m.tool_call_id: m for m in got.values["artifact-error"]["messages"]
+               if m.type == "tool"}  # fmt: skip
+    tools = {c.request["order"] + c.name: c for c in _tape(got, "artifact-error")
+             if c.kind == "tool"}  # fmt: skip
+    fetched, charged = tools["Z-1fetch"], tools["Z-1charge"]
+    ok, bad = answers["call-a"], answers["call-e"]
+    assert fetched.response == {"content": ok.content, "artifact": ok.artifact}
+    assert fetched.error is None
+    assert bad.status == "error" and (charged.response, charged.error) == (bad.content, bad.content)
+    assert fetched.step_index == charged.step_index == _answered_at(got, "artifact-error", "call-a")
