@@ -28,17 +28,21 @@ from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
 from debugger.errors import DecodeError, FlavourError
 from debugger.store import state_hash
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
+from loaders.langgraph.budgets import Spend, ThreadRollup, ai_tokens
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
+    idempotency_args,
     is_internal,
     ms_between,
     next_tasks,
     pending_writes,
     run_id_of,
     status_fields,
+    tool_messages,
+    unanswered_tool_calls,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
@@ -123,6 +127,11 @@ class _Walk:
         self.first_ts: str | None = None
         self.tape = Tape("")
         self.memo = MessageMemo()
+        self.spend = Spend()
+        self.thread: str | None = None
+        self.rollup = ThreadRollup()
+        self._carry: list[dict[str, Any]] = []
+        self.idempotency_args = idempotency_args()
         self.tape_rows: list[dict[str, Any]] = []
         self._tape_ready: list[pa.RecordBatch] = []
         self.bad_writes: list[dict[str, Any]] = []
@@ -130,22 +139,33 @@ class _Walk:
     def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
         rows: list[dict[str, Any]] = []
         size = 0
-        for ck in self.source:
-            row = self._row(ck)
-            rows.append(row)
-            size += len(row.get("working_state") or "")
-            if len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES:
-                yield to_batch("checkpoints", rows)
-                rows, size = [], 0
-                if len(self.tape_rows) >= TAPE_FLUSH:
-                    return
+        for ck in self._pending_then_source():
+            ready = self._rows(ck) if ck is not None else self._carry
+            while ready:
+                row = ready.pop(0)
+                rows.append(row)
+                size += len(row.get("working_state") or "")
+                if len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES:
+                    yield to_batch("checkpoints", rows)
+                    rows, size = [], 0
+                    if len(self.tape_rows) >= TAPE_FLUSH:
+                        self._carry = ready
+                        return
         self._end_run()
+        rows += self.rollup.release()
         self.done = True
-        if rows:
-            yield to_batch("checkpoints", rows)
+        while rows:
+            yield to_batch("checkpoints", rows[: self.batch_rows])
+            rows = rows[self.batch_rows :]
         # still on the read-ahead thread, while the store inserts the last batch: the tape
         # is built now instead of after it, off the import's tail
         self._tape_ready = self._tape_batches()
+
+    def _pending_then_source(self) -> Iterator[RawCheckpoint | None]:
+        # None first: the rows a tape flush left over are handed out again
+        if self._carry:
+            yield None
+        yield from self.source
 
     def _tape_batches(self) -> list[pa.RecordBatch]:
         rows, self.tape_rows = self.tape_rows, []
@@ -172,9 +192,25 @@ class _Walk:
             return
         self._end_run()
         self.run, self.first_ts = run, None
-        self.tape = Tape(run)
+        self.tape = Tape(run, self.idempotency_args)
         self.memo = MessageMemo()
+        self.spend = Spend()
         self.dec.clear()
+
+    def _rows(self, ck: RawCheckpoint) -> list[dict[str, Any]]:
+        """The rows ready to go: a thread's root rows wait for its subgraphs' tokens."""
+        out = []
+        if ck.thread_id != self.thread:
+            out = self.rollup.release()
+            self.thread, self.rollup = ck.thread_id, ThreadRollup()
+        row = self._row(ck)
+        new = row.pop("_new_ai", {})
+        if ck.checkpoint_ns:
+            return [*out, row]
+        if "_reason" in row:
+            self.rollup.hold_quarantined(row)
+            return out
+        return out + self.rollup.hold(row, ck.parent_id, new, not ck.has_child)
 
     def _row(self, ck: RawCheckpoint) -> dict[str, Any]:
         run = run_id_of(ck.thread_id, ck.checkpoint_ns)
@@ -222,16 +258,24 @@ class _Walk:
         decoded, bad = self._writes(ck, run, step)
         nexts = next_tasks(values)
         scan = self.memo.scan(state)
-        pending = scan.unanswered
+        ai, model = ai_tokens(scan.messages)
+        new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
+        self.tape.observe(scan.messages, scan.new, step if step is not None else 0)
+        pending: list[dict[str, Any]] = []
         if not ck.has_child:
-            pending += pending_writes(decoded)
-        self.tape.observe(scan.new, step if step is not None else 0)
+            answers = tool_messages(decoded)
+            self.tape.answer(answers, step if step is not None else 0)
+            pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
         md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
                             "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v")}}  # fmt: skip
         if bad:
             md["undecodable_writes"] = bad
+        if not ck.has_child and (writes := pending_writes(decoded)):
+            md["pending_writes"] = writes
+        if ck.checkpoint_ns:
+            self.rollup.subgraph(meta, new_ai)
         version = meta.get("schema_version")
         return {
             "step_index": step,
@@ -239,13 +283,14 @@ class _Walk:
             "created_at": ts,
             "working_state": scan.json,
             GIVEN_STATE_HASH: state_hash.of_text(scan.json),
-            "tokens_spent": scan.tokens,
+            "tokens_spent": self.spend.total[ck.checkpoint_id],
             "steps_spent": max(step, 0) if step is not None else None,
             "wall_clock_ms": ms_between(self.first_ts, ts),
             "pending_effects": to_json(pending),
-            "model_version": scan.model,
+            "model_version": model,
             "tool_versions": None,
             "metadata": to_json(md),
+            "_new_ai": new_ai,
         }
 
 

@@ -12,17 +12,18 @@ What goes where (docs/langgraph.md says the same for users):
   next task gives ``completed``; otherwise no status (the store decides: in progress or
   crashed). Checkpoints with children keep what happened in ``task_errors`` /
   ``resolved_interrupts``;
-- budgets: tokens are the sum of ``usage_metadata.total_tokens`` of the AI messages in the
-  state; steps spent is ``max(step, 0)``; wall clock is the time since the run's first
-  checkpoint;
-- pending effects: tool calls of AI messages that no tool message answers yet, and, for a
-  checkpoint with no child, the writes its finished tasks left;
+- budgets: tokens as :mod:`loaders.langgraph.budgets` counts them; steps spent is
+  ``max(step, 0)``; wall clock is the time since the run's first checkpoint;
+- pending effects, for a checkpoint with no child: tool calls of AI messages that no tool
+  message answers, in the state or in the pending writes (keyed by an idempotency argument);
+  the writes finished tasks left are ``metadata.pending_writes``, not effects;
 - model version: the last AI message's ``response_metadata.model_name``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -173,12 +174,6 @@ class StateScan:
     """The messages in order (top-level values and items of top-level lists)."""
     new: list[Seen]
     """Those not seen earlier in the run (their calls go to the tape)."""
-    tokens: int
-    """Tokens spent: the sum over distinct AI messages."""
-    model: str | None
-    """The last model name seen."""
-    unanswered: list[dict[str, Any]]
-    """Tool calls no tool message answers (in flight), as pending effects."""
     json: bytes
     """The state as JSON text, equal to ``to_json(state)``."""
 
@@ -230,29 +225,62 @@ class MessageMemo:
             else:
                 out.append(hit)
                 shadow[name] = hit[1].fragment
-        tokens, model = usage(out)
-        return StateScan(out, new, tokens, model, unanswered_tool_calls(out), to_json(shadow))
+        return StateScan(out, new, to_json(shadow))
 
 
-def usage(facts: list[Seen]) -> tuple[int, str | None]:
-    """Tokens spent (sum over distinct AI messages) and the last model name seen."""
-    total, seen, model = 0, set(), None
-    for _, f in facts:
-        if f.kind != "ai" or f.key in seen:
+IDEMPOTENCY_ARGS = "STEPSCOPE_IDEMPOTENCY_ARGS"
+"""Setting: more tool-call argument names that carry an idempotency key (comma-separated)."""
+DEFAULT_IDEMPOTENCY_ARG = "idempotency_key"
+
+
+def idempotency_args(extra: str | None = None) -> tuple[str, ...]:
+    """Argument names read as a tool call's idempotency key, ``idempotency_key`` first.
+
+    Args:
+        extra: comma-separated names (default: ``$STEPSCOPE_IDEMPOTENCY_ARGS``).
+    """
+    raw = os.environ.get(IDEMPOTENCY_ARGS, "") if extra is None else extra
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    return tuple(dict.fromkeys([DEFAULT_IDEMPOTENCY_ARG, *names]))
+
+
+def key_in(args: Any, names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` that the arguments carry, as text (None when none is set)."""
+    if not isinstance(args, dict):
+        return None
+    for n in names:
+        v = args.get(n)
+        if v is not None and v != "":
+            return v if isinstance(v, str) else to_json(v).decode()
+    return None
+
+
+def tool_messages(decoded: list[tuple[RawWrite, Any]]) -> list[Seen]:
+    """Tool messages in a checkpoint's writes (a finished tools task's pending answer)."""
+    out: list[Seen] = []
+    for w, v in decoded:
+        if w.channel in CONTROL_WRITES or is_internal(w.channel):
             continue
-        seen.add(f.key)
-        total += f.tokens
-        model = f.model or model
-    return total, model
+        for m in v if isinstance(v, list) else [v]:
+            if is_message(m) and m.get("type") == "tool":
+                out.append((m, facts_of(m)))
+    return out
 
 
-def unanswered_tool_calls(facts: list[Seen]) -> list[dict[str, Any]]:
-    """Tool calls of AI messages with no tool message answering them (in flight)."""
+def unanswered_tool_calls(
+    facts: list[Seen], names: tuple[str, ...] = (DEFAULT_IDEMPOTENCY_ARG,)
+) -> list[dict[str, Any]]:
+    """Tool calls of AI messages that no tool message answers: pending calls (in flight).
+
+    ``facts`` holds the state's messages and any tool message of the pending writes; a call's
+    ``idempotency_key`` is the value of the first of ``names`` among its arguments.
+    """
     answered = {f.answers for _, f in facts if f.answers}
     calls = {tc["id"]: tc for _, f in facts for tc in f.calls if tc["id"] not in answered}
     return [
         {"kind": "tool_call", "tool": tc.get("name"), "args": tc.get("args"),
-         "tool_call_id": cid, "idempotency_key": None, "status": "pending"}
+         "tool_call_id": cid, "idempotency_key": key_in(tc.get("args"), names),
+         "status": "pending"}
         for cid, tc in calls.items()
     ]  # fmt: skip
 
@@ -324,10 +352,14 @@ def status_fields(
 
 
 def pending_writes(decoded: list[tuple[RawWrite, Any]]) -> list[dict[str, Any]]:
-    """Writes of finished tasks not yet applied (only meaningful at a checkpoint's leaf)."""
+    """Writes of finished tasks not yet applied (only meaningful at a checkpoint's leaf).
+
+    They are not pending effects: the task has finished, and LangGraph applies its writes on
+    resume without running it again (``metadata.pending_writes`` keeps them).
+    """
     return [
-        {"kind": "write", "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-         "channel": w.channel, "value": v, "idempotency_key": None, "status": "pending"}
+        {"task_id": w.task_id, "task_path": w.task_path, "idx": w.idx, "channel": w.channel,
+         "value": v}
         for w, v in decoded
         if w.channel not in CONTROL_WRITES and not is_internal(w.channel)
     ]  # fmt: skip

@@ -1,0 +1,58 @@
+"""Build an issue-16 pattern with the real LangGraph on one saver, and import it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debugger.store import Store
+from loaders import ImportOptions, import_source
+from tests.langgraph import patterns as P
+from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
+
+SAVERS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+"""The fixture parameters: every test runs on both savers."""
+
+
+@dataclass
+class Built:
+    """A pattern written by LangGraph and imported into a store."""
+
+    says: dict[str, dict[str, Any]]
+    """``patterns.says`` per thread: LangGraph's own view of each thread."""
+    tuples: dict[str, list[Any]]
+    """Per thread, every CheckpointTuple of every namespace, from the saver's ``list``."""
+    values: dict[str, dict[str, Any]]
+    """Per thread, the head's ``get_state().values`` (LangChain messages)."""
+    store: Path
+
+
+Build = Callable[[Callable[[Any], dict[str, Any]]], Built]
+
+
+def builder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Build]:
+    """The body of a ``build`` fixture parametrised over ``SAVERS``."""
+
+    def go(pattern: Callable[[Any], dict[str, Any]]) -> Built:
+        if request.param == "sqlite":
+            source = str(tmp_path / "lg.sqlite")
+            opened = sqlite_saver(source)
+        else:
+            source = request.getfixturevalue("pg_server").create_database("lgt")
+            opened = postgres_saver(source)
+        with opened as saver:
+            graphs = pattern(saver)
+            says = {t: P.says(g, t) for t, g in graphs.items()}
+            tuples = {t: list(saver.list({"configurable": {"thread_id": t}})) for t in graphs}
+            values = {t: g.get_state({"configurable": {"thread_id": t}}).values
+                      for t, g in graphs.items()}  # fmt: skip
+            store = tmp_path / "store.duckdb"
+            with Store.open(store) as s:
+                import_source(s, source, ImportOptions())
+        return Built(says, tuples, values, store)
+
+    yield go
