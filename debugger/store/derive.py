@@ -2,7 +2,8 @@
 
 The status rule, in order (first match wins); docs/status.md says the same for users:
 
-1. the head checkpoint's ``metadata.status`` names a known status: that status;
+1. the head checkpoint's ``metadata.status`` names a known status: that status (the reason
+   is the head's ``metadata.status_reason`` when it gives one);
 2. the head's ``metadata.error`` is set: ``failed``;
 3. the head's ``metadata.interrupt`` (or ``awaiting_approval``) is set: ``parked``;
 4. a budget consumed at the head reached its limit in ``metadata.limits``
@@ -110,7 +111,8 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
                 ELSE 'in_progress'
             END,
             CASE
-                WHEN h.meta_status IN ({_KNOWN}) THEN 'metadata.status at the head checkpoint'
+                WHEN h.meta_status IN ({_KNOWN}) THEN coalesce(
+                    (h.metadata->>'status_reason'), 'metadata.status at the head checkpoint')
                 WHEN (h.metadata->>'error') IS NOT NULL THEN 'error at the head checkpoint'
                 WHEN (h.metadata->'interrupt') IS NOT NULL
                      OR (h.metadata->>'awaiting_approval') = 'true'

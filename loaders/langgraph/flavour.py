@@ -34,12 +34,14 @@ from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
+    finished_tasks,
     is_internal,
     ms_between,
     next_tasks,
     pending_writes,
     run_id_of,
     status_fields,
+    task_writes,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
@@ -221,13 +223,15 @@ class _Walk:
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
-        nexts = next_tasks(values)
+        tasks = task_writes(decoded)
+        # the head leaves out the tasks that finished, as get_state() does; history does not
+        nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks))
         scan = self.memo.scan(state)
         pending = scan.unanswered
         if not ck.has_child:
             pending += pending_writes(decoded)
         self.tape.observe(scan.new, step if step is not None else 0)
-        md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
+        md = {**meta, **status_fields(tasks, ck.has_child, nexts, step), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
                             "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v")}}  # fmt: skip
