@@ -7,9 +7,10 @@ optionally ``_reason`` (a reason the flavour already found, such as an undecodab
 so it runs vectorised in DuckDB instead of row by row in Python. The caller's transaction
 spans several batches (``debugger.store.session.COMMIT_BYTES``).
 
-Every row read ends in exactly one of: imported, already present (same identity already in the
-store, or twice in the source), quarantined (with its reason). The counts are returned so the
-report can show ``read = imported + already present + quarantined``.
+Every row read ends in exactly one of: imported, updated (same identity already in the store,
+content changed: :mod:`debugger.store.refresh`), already present (same identity and content
+already in the store, or twice in the source), quarantined (with its reason). The counts are
+returned so the report can show ``read = imported + updated + already present + quarantined``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pyarrow as pa
 from debugger.contract import TABLE_COLUMNS
 from debugger.model import TableCounts
 from debugger.store import state_hash
+from debugger.store.refresh import update_changed_checkpoints, update_changed_rows
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 
 RAW_LIMIT = 4096
@@ -434,9 +436,9 @@ def _typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> str:
 
 def _insert_other(
     con: duckdb.DuckDBPyConnection, table: str, source_id: int, typed: str = "_typed"
-) -> int:
-    """Insert the new rows of ``typed`` (see :func:`_typed_with_ids`) into ``table``;
-    returns how many.
+) -> tuple[int, int]:
+    """Insert the new rows of ``typed`` (see :func:`_typed_with_ids`) into ``table`` and
+    update the stored ones whose content changed; returns how many of each.
 
     The look-up of rows already stored runs only when one of the batch's runs has rows in
     ``table`` already (a first import of a source skips it).
@@ -448,7 +450,10 @@ def _insert_other(
         f"WHERE EXISTS (SELECT 1 FROM {TARGET[table]} x WHERE x.run_id = b.run_id)"
     ).fetchone()
     new = "_dup = 1"
+    updated = 0
     if row and row[0]:
+        cols_t = TABLE_COLUMNS[table]
+        updated = update_changed_rows(con, TARGET[table], typed, id_col, cols_t, source_id)
         new += (
             f" AND NOT EXISTS (SELECT 1 FROM {TARGET[table]} x "
             f"WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"
@@ -462,7 +467,7 @@ def _insert_other(
         f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM {source} t WHERE {new}",
         [source_id],
     ).fetchone()
-    return int(inserted[0]) if inserted else 0
+    return (int(inserted[0]) if inserted else 0), updated
 
 
 def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
@@ -482,8 +487,11 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
-def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes) -> int:
-    """Insert the new, valid checkpoints of ``_v`` into the store; returns how many.
+def _insert_checkpoints(
+    con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes
+) -> tuple[int, int]:
+    """Insert the new, valid checkpoints of ``_v`` into the store, update the stored ones
+    whose content changed (:mod:`debugger.store.refresh`); returns how many of each.
 
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
     in the import, handed over by the session; so no sort or window runs over the batch.
@@ -501,7 +509,9 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: C
             " AND v._key IN (SELECT min(_key) FROM _v WHERE _why IS NULL "
             "GROUP BY run_id, checkpoint_id)"
         )
+    updated = 0
     if seen_before:
+        updated = update_changed_checkpoints(con, source_id, checkpoint_values(types), filters)
         # the anti-join only looks at the batch's runs, and only when one was stored before
         filters += (
             " AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
@@ -523,7 +533,7 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: C
     ).fetchone()
     n = int(inserted[0]) if inserted else 0
     if n == 0:
-        return 0
+        return 0, updated
     if filters:
         # only the rows that went in: the batch's keys are a fresh range of ckpt_key
         con.execute(
@@ -545,7 +555,7 @@ def _insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: C
             f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY s._pos"
         )
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
-    return n
+    return n, updated
 
 
 def ingest_batch(
@@ -577,13 +587,18 @@ def ingest_batch(
             ).fetchall()
         }
     valid = read - bad
+    updated = 0
     if table == "checkpoints":
-        imported = _insert_checkpoints(con, source_id, types)
+        imported, updated = _insert_checkpoints(con, source_id, types)
     else:
-        imported = _insert_other(con, table, source_id, _typed_with_ids(con, table))
+        imported, updated = _insert_other(con, table, source_id, _typed_with_ids(con, table))
     _drop_batch_tables(con)
     counts = TableCounts(
-        read=read, imported=imported, already_present=valid - imported, quarantined=bad
+        read=read,
+        imported=imported,
+        already_present=valid - imported - updated,
+        quarantined=bad,
+        updated=updated,
     )
     return BatchResult(counts=counts, reasons=found)
 
@@ -591,7 +606,7 @@ def ingest_batch(
 def _drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
     con.execute("DROP VIEW IF EXISTS _typed_ids")
-    for name in ("_v", "_ins", "_bruns", "_typed", "_new"):
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
