@@ -5,13 +5,15 @@ What goes where (docs/langgraph.md says the same for users):
 - run: the thread (``<thread_id>``) for the root graph, ``<thread_id>/<checkpoint_ns>`` for a
   subgraph's checkpoints; step: ``metadata.step``; parent: ``parent_checkpoint_id``;
 - working state: the channel values, without LangGraph's internal channels (``__start__``,
-  ``branch:to:*``, ``__pregel_tasks``, ...), which are kept in ``metadata.internal_channels``;
-- status (read by the store's status rule), for a checkpoint that has no child:
-  ``__error__`` writes give ``failed`` with ``metadata.error``; an ``__interrupt__`` write not
-  yet answered by ``__resume__`` gives ``parked`` with ``metadata.interrupt {value, id}``; no
-  next task gives ``completed``; otherwise no status (the store decides: in progress or
-  crashed). Checkpoints with children keep what happened in ``task_errors`` /
-  ``resolved_interrupts``;
+  ``branch:to:*``, ``join:*``, ``__pregel_tasks``, ...), which are kept in
+  ``metadata.internal_channels``; ``metadata.next`` as ``prepare_next_tasks`` finds it;
+- status (read by the store's status rule), for a checkpoint that has no child, from its
+  writes grouped by task: an ``__error__`` gives ``failed`` with ``metadata.error``; a task
+  with an ``__interrupt__`` and no output gives ``parked`` on that question; no next task
+  gives ``completed``; nodes due next and no write at all give ``parked`` before them (a
+  breakpoint, a recursion limit or a stopped process: LangGraph records none); otherwise no
+  status (the store decides). Checkpoints with children keep what happened in
+  ``task_errors`` / ``resolved_interrupts``;
 - budgets: tokens are the sum of ``usage_metadata.total_tokens`` of the AI messages in the
   state; steps spent is ``max(step, 0)``; wall clock is the time since the run's first
   checkpoint;
