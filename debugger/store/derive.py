@@ -63,8 +63,11 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
         agg AS (
             SELECT run_id, min(step_index) AS first_step, count(*) AS n,
                    min(created_at) AS first_at, max(created_at) AS last_at,
-                   max_by((metadata->>'error'), ckpt_key)
-                       FILTER (WHERE (metadata->>'error') IS NOT NULL) AS last_error
+                   -- an error the run was retried past is in task_errors (it has a child)
+                   max_by(coalesce((metadata->>'error'), (metadata->>'$.task_errors[#-1]')),
+                          ckpt_key)
+                       FILTER (WHERE (metadata->>'error') IS NOT NULL
+                               OR (metadata->>'$.task_errors[#-1]') IS NOT NULL) AS last_error
             FROM c GROUP BY run_id
         ),
         versions AS (

@@ -42,9 +42,11 @@ class Imported:
     store: Path
 
 
-def _build(opened: Any, source: str, store: Path) -> Imported:
+def _build(
+    opened: Any, source: str, store: Path, builders: tuple[Callable[[Any], Any], ...] = BUILDERS
+) -> Imported:
     with opened as saver:
-        says = {t: P.says(g, t) for b in BUILDERS for t, g in b(saver).items()}
+        says = {t: P.says(g, t) for b in builders for t, g in b(saver).items()}
     with Store.open(store) as st:
         import_source(st, source, ImportOptions())
     return Imported(says, store)
@@ -132,3 +134,34 @@ def test_no_internal_channel_in_state(store: Store, thread: str) -> None:
         state = c.working_state if isinstance(c.working_state, dict) else {}
         assert not [k for k in state if is_internal(k)], c.checkpoint_id
         assert not [k for k in state if k.startswith(("join:", "branch:"))]
+
+
+def retried_through_a_fork(saver: Any) -> dict[str, Any]:
+    """A node fails; ``update_state`` on the failed head forks it, ``invoke(None)`` recovers."""
+    graph = P._flaky_graph(saver, 1)
+    c = {"configurable": {"thread_id": "retry-fork"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke({"log": []}, c)
+    graph.update_state(c, {"log": ["fixed by hand"]})
+    graph.invoke(None, c)
+    return {"retry-fork": graph}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_error_retried_past_is_the_last_error(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """LangGraph still shows the error on the forked checkpoint: so does ``last_error``."""
+    if kind == "sqlite":
+        source = str(tmp_path / "lg.sqlite")
+        opened = sqlite_saver(source)
+    else:
+        source = request.getfixturevalue("pg_server").create_database("lgfork")
+        opened = postgres_saver(source)
+    got = _build(opened, source, tmp_path / "s.duckdb", (retried_through_a_fork,))
+    says = got.says["retry-fork"]
+    errors = [t["error"] for s in says["history"] for t in s["tasks"] if t["error"]]
+    assert says["head"]["next"] == () and len(errors) == 1
+    with Store.open(got.store, read_only=True) as st:
+        run = st.run("retry-fork")
+    assert run.status == "completed" and run.last_error == errors[0]
