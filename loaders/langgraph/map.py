@@ -405,7 +405,9 @@ def status_fields(
     A task's ``__interrupt__`` write holds its current question; the question is open while
     the task has produced nothing (its earlier questions were answered by ``__resume__``).
     """
-    errors = [e for t in tasks for e in t.errors]
+    # a task that raised and then, retried on the same checkpoint, produced its output: the
+    # error is superseded (LangGraph shows it nowhere)
+    errors = [e for t in tasks if not t.produced for e in t.errors]
     waiting = [t for t in tasks if not t.produced and t.interrupts]
     open_q = [t.interrupts[-1] for t in waiting]
     done_q = [i for t in tasks if t.produced for i in t.interrupts]
