@@ -213,16 +213,19 @@ class QuarantinedRow:
 
 @dataclass(frozen=True)
 class TableCounts:
-    """Import counts of one table; ``read == imported + already_present + quarantined``."""
+    """Import counts of one table;
+    ``read == imported + updated + already_present + quarantined``."""
 
     read: int = 0
     """Rows read from the source."""
     imported: int = 0
     """Rows newly inserted."""
     already_present: int = 0
-    """Rows that were in the store already (re-import or duplicates)."""
+    """Rows that were in the store already, unchanged (re-import or duplicates)."""
     quarantined: int = 0
     """Rows rejected, each with a reason in ``quarantine``."""
+    updated: int = 0
+    """Rows in the store already whose content changed in the source: rewritten."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +258,7 @@ class ImportReport:
             imported=sum(c.imported for c in t),
             already_present=sum(c.already_present for c in t),
             quarantined=sum(c.quarantined for c in t),
+            updated=sum(c.updated for c in t),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -264,10 +268,12 @@ class ImportReport:
         return d
 
     def summary(self) -> str:
-        """One line for people: read = imported + already present + quarantined."""
+        """One line for people: read = imported (+ updated) + already present + quarantined."""
         t = self.total
+        updated = f"{t.updated:,} updated + " if t.updated else ""
         return (
-            f"read {t.read:,} rows = {t.imported:,} imported + {t.already_present:,} already "
+            f"read {t.read:,} rows = {t.imported:,} imported + {updated}"
+            f"{t.already_present:,} already "
             f"present + {t.quarantined:,} quarantined ({self.runs_touched} runs updated, "
             f"{self.seconds:.2f}s)"
         )

@@ -76,6 +76,7 @@ def cmd(
         click.echo(
             f"  {table:<12} read {c.read:>9,}  imported {c.imported:>9,}  "
             f"already present {c.already_present:>9,}  quarantined {c.quarantined:>7,}"
+            + (f"  updated {c.updated:>9,}" if c.updated else "")
         )
     click.echo(report.summary())
     for reason, n in report.quarantine_reasons.items():

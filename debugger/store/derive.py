@@ -2,7 +2,8 @@
 
 The status rule, in order (first match wins); docs/status.md says the same for users:
 
-1. the head checkpoint's ``metadata.status`` names a known status: that status;
+1. the head checkpoint's ``metadata.status`` names a known status: that status (the reason
+   is the head's ``metadata.status_reason`` when it gives one);
 2. the head's ``metadata.error`` is set: ``failed``;
 3. the head's ``metadata.interrupt`` (or ``awaiting_approval``) is set: ``parked``;
 4. a budget consumed at the head reached its limit in ``metadata.limits``
@@ -62,8 +63,11 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
         agg AS (
             SELECT run_id, min(step_index) AS first_step, count(*) AS n,
                    min(created_at) AS first_at, max(created_at) AS last_at,
-                   max_by((metadata->>'error'), ckpt_key)
-                       FILTER (WHERE (metadata->>'error') IS NOT NULL) AS last_error
+                   -- an error the run was retried past is in task_errors (it has a child)
+                   max_by(coalesce((metadata->>'error'), (metadata->>'$.task_errors[#-1]')),
+                          ckpt_key)
+                       FILTER (WHERE (metadata->>'error') IS NOT NULL
+                               OR (metadata->>'$.task_errors[#-1]') IS NOT NULL) AS last_error
             FROM c GROUP BY run_id
         ),
         versions AS (
@@ -110,7 +114,8 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
                 ELSE 'in_progress'
             END,
             CASE
-                WHEN h.meta_status IN ({_KNOWN}) THEN 'metadata.status at the head checkpoint'
+                WHEN h.meta_status IN ({_KNOWN}) THEN coalesce(
+                    (h.metadata->>'status_reason'), 'metadata.status at the head checkpoint')
                 WHEN (h.metadata->>'error') IS NOT NULL THEN 'error at the head checkpoint'
                 WHEN (h.metadata->'interrupt') IS NOT NULL
                      OR (h.metadata->>'awaiting_approval') = 'true'

@@ -7,9 +7,10 @@ optionally ``_reason`` (a reason the flavour already found, such as an undecodab
 so it runs vectorised in DuckDB instead of row by row in Python. The caller's transaction
 spans several batches (``debugger.store.session.COMMIT_BYTES``).
 
-Every row read ends in exactly one of: imported, already present (same identity already in the
-store, or twice in the source), quarantined (with its reason). The counts are returned so the
-report can show ``read = imported + already present + quarantined``.
+Every row read ends in exactly one of: imported, updated (same identity already in the store,
+content changed: :mod:`debugger.store.refresh`), already present (same identity and content
+already in the store, or twice in the source), quarantined (with its reason). The counts are
+returned so the report can show ``read = imported + updated + already present + quarantined``.
 """
 
 from __future__ import annotations
@@ -91,11 +92,15 @@ def ingest_batch(
         }
     valid = read - bad
     if table == "checkpoints":
-        imported = insert_checkpoints(con, source_id, types)
+        imported, updated = insert_checkpoints(con, source_id, types)
     else:
-        imported = insert_other(con, table, source_id, typed_with_ids(con, table))
+        imported, updated = insert_other(con, table, source_id, typed_with_ids(con, table))
     drop_batch_tables(con)
     counts = TableCounts(
-        read=read, imported=imported, already_present=valid - imported, quarantined=bad
+        read=read,
+        imported=imported,
+        already_present=valid - imported - updated,
+        quarantined=bad,
+        updated=updated,
     )
     return BatchResult(counts=counts, reasons=found)

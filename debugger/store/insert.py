@@ -9,6 +9,7 @@ from __future__ import annotations
 import duckdb
 
 from debugger.contract import TABLE_COLUMNS
+from debugger.store.refresh import update_changed_checkpoints, update_changed_rows
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 from debugger.store.stage import CONTENT_ID, checkpoint_values
 from debugger.store.validate import ColumnTypes
@@ -83,9 +84,9 @@ def typed_with_ids(con: duckdb.DuckDBPyConnection, table: str) -> str:
 
 def insert_other(
     con: duckdb.DuckDBPyConnection, table: str, source_id: int, typed: str = "_typed"
-) -> int:
-    """Insert the new rows of ``typed`` (see :func:`typed_with_ids`) into ``table``;
-    returns how many.
+) -> tuple[int, int]:
+    """Insert the new rows of ``typed`` (see :func:`typed_with_ids`) into ``table`` and
+    update the stored ones whose content changed; returns how many of each.
 
     The look-up of rows already stored runs only when one of the batch's runs has rows in
     ``table`` already (a first import of a source skips it).
@@ -97,7 +98,10 @@ def insert_other(
         f"WHERE EXISTS (SELECT 1 FROM {TARGET[table]} x WHERE x.run_id = b.run_id)"
     ).fetchone()
     new = "_dup = 1"
+    updated = 0
     if row and row[0]:
+        cols_t = TABLE_COLUMNS[table]
+        updated = update_changed_rows(con, TARGET[table], typed, id_col, cols_t, source_id)
         new += (
             f" AND NOT EXISTS (SELECT 1 FROM {TARGET[table]} x "
             f"WHERE x.run_id = t.run_id AND x.{id_col} = t.{id_col})"
@@ -111,7 +115,7 @@ def insert_other(
         f"INSERT INTO {table} ({cols}, source_id) SELECT {cols}, ? FROM {source} t WHERE {new}",
         [source_id],
     ).fetchone()
-    return int(inserted[0]) if inserted else 0
+    return (int(inserted[0]) if inserted else 0), updated
 
 
 def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
@@ -131,8 +135,11 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0])
 
 
-def insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes) -> int:
-    """Insert the new, valid checkpoints of ``_v`` into the store; returns how many.
+def insert_checkpoints(
+    con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes
+) -> tuple[int, int]:
+    """Insert the new, valid checkpoints of ``_v`` into the store, update the stored ones
+    whose content changed (:mod:`debugger.store.refresh`); returns how many of each.
 
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
     in the import, handed over by the session; so no sort or window runs over the batch.
@@ -150,7 +157,9 @@ def insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: Co
             " AND v._key IN (SELECT min(_key) FROM _v WHERE _why IS NULL "
             "GROUP BY run_id, checkpoint_id)"
         )
+    updated = 0
     if seen_before:
+        updated = update_changed_checkpoints(con, source_id, checkpoint_values(types), filters)
         # the anti-join only looks at the batch's runs, and only when one was stored before
         filters += (
             " AND NOT EXISTS (SELECT 1 FROM checkpoint_rows x "
@@ -172,7 +181,7 @@ def insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: Co
     ).fetchone()
     n = int(inserted[0]) if inserted else 0
     if n == 0:
-        return 0
+        return 0, updated
     if filters:
         # only the rows that went in: the batch's keys are a fresh range of ckpt_key
         con.execute(
@@ -194,13 +203,13 @@ def insert_checkpoints(con: duckdb.DuckDBPyConnection, source_id: int, types: Co
             f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY s._pos"
         )
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
-    return n
+    return n, updated
 
 
 def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
     con.execute("DROP VIEW IF EXISTS _typed_ids")
-    for name in ("_v", "_ins", "_bruns", "_typed", "_new"):
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 

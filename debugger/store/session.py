@@ -274,6 +274,7 @@ class ImportSession:
             imported=before.imported + c.imported,
             already_present=before.already_present + c.already_present,
             quarantined=before.quarantined + c.quarantined,
+            updated=before.updated + c.updated,
         )
         self.reasons.update(result.reasons)
         return c

@@ -34,6 +34,7 @@ from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
+    finished_tasks,
     idempotency_args,
     is_internal,
     ms_between,
@@ -41,6 +42,7 @@ from loaders.langgraph.map import (
     pending_writes,
     run_id_of,
     status_fields,
+    task_writes,
     tool_messages,
     unanswered_tool_calls,
 )
@@ -256,7 +258,9 @@ class _Walk:
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
-        nexts = next_tasks(values)
+        tasks = task_writes(decoded)
+        # the head leaves out the tasks that finished, as get_state() does; history does not
+        nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks))
         scan = self.memo.scan(state)
         ai, model = ai_tokens(scan.messages)
         new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
@@ -266,7 +270,7 @@ class _Walk:
             answers = tool_messages(decoded)
             self.tape.answer(answers, step if step is not None else 0)
             pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
-        md = {**meta, **status_fields(decoded, ck.has_child, nexts), "next": nexts,
+        md = {**meta, **status_fields(tasks, ck.has_child, nexts, step), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
                             "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v")}}  # fmt: skip

@@ -52,7 +52,7 @@ def test_run_status(written: Written, thread: str) -> None:
 
 def test_import_counts_add_up(written: Written) -> None:
     total = written.report.total
-    assert total.read == total.imported + total.already_present + total.quarantined
+    assert total.read == total.imported + total.updated + total.already_present + total.quarantined
     assert total.quarantined == 0
     assert written.report.flavour == "langgraph"
 

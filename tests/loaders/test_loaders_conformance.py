@@ -77,7 +77,7 @@ def test_first_import_counts_every_row(imported: tuple[str, Written, Path, dict[
     _, w, _, report = imported
     total = report["total"]
     assert total == {"read": n_rows(w), "imported": n_rows(w), "already_present": 0,
-                     "quarantined": 0}  # fmt: skip
+                     "quarantined": 0, "updated": 0}  # fmt: skip
     assert set(report["tables"]) == set(w.tables)
     assert report["runs_touched"] == 3
 
@@ -191,14 +191,14 @@ def test_reimport_and_growth(imported: tuple[str, Written, Path, dict[str, Any]]
 
     again = do_import(w, store)["total"]
     assert again == {"read": n_rows(w), "imported": 0, "already_present": n_rows(w),
-                     "quarantined": 0}  # fmt: skip
+                     "quarantined": 0, "updated": 0}  # fmt: skip
     assert stepscope_json("runs", "--store", str(store))["runs"] == runs_before
 
     w = write(name, store.parent / "src", grown=True)  # the directory the fixture wrote
     grown = do_import(w, store)["total"]
     added = n_rows(w, grown=True) - n_rows(w)
     assert grown == {"read": n_rows(w, grown=True), "imported": added,
-                     "already_present": n_rows(w), "quarantined": 0}  # fmt: skip
+                     "already_present": n_rows(w), "quarantined": 0, "updated": 0}  # fmt: skip
     runs = {r["run_id"]: r for r in stepscope_json("runs", "--store", str(store))["runs"]}
     assert set(runs) == {"run-0", "run-1", "run-2", "run-3"}
     assert runs["run-2"]["last_step"] == 5

@@ -31,7 +31,13 @@ def test_the_worked_example_of_the_docs(tmp_path: Path) -> None:
         "import", tmp_path / "support.sqlite", "--mapping", tmp_path / "support.toml"
     )
     assert report["flavour"] == "mapped"
-    assert report["total"] == {"read": 3, "imported": 3, "already_present": 0, "quarantined": 0}
+    assert report["total"] == {
+        "read": 3,
+        "imported": 3,
+        "already_present": 0,
+        "quarantined": 0,
+        "updated": 0,
+    }
     doc = stepscope_json("show", "s-1", "--step", "2")["checkpoint"]
     assert doc["working_state"] == {"ticket": "T-9", "phase": "refund"}
     assert doc["budgets"] == {"tokens_spent": 720, "steps_spent": 2, "wall_clock_ms": 2100}

@@ -76,11 +76,14 @@ def test_every_bad_row_is_quarantined_with_its_reason(dirty_source: Path) -> Non
     assert report["quarantine_reasons"] == expected
     assert report["tables"]["checkpoints"] == {
         "read": len(GOOD) + len(BAD_ROWS), "imported": len(GOOD), "already_present": 0,
-        "quarantined": len(BAD_ROWS),
+        "quarantined": len(BAD_ROWS), "updated": 0,
     }  # fmt: skip
     for counts in [*report["tables"].values(), report["total"]]:
         assert counts["read"] == (
-            counts["imported"] + counts["already_present"] + counts["quarantined"]
+            counts["imported"]
+            + counts["updated"]
+            + counts["already_present"]
+            + counts["quarantined"]
         )
     with debugger.open("stepscope.duckdb") as store:
         q = store.quarantine()
@@ -147,7 +150,7 @@ def test_a_grown_parquet_dataset_does_not_duplicate_quarantine(tmp_path: Path) -
     assert stepscope_json("import", tmp_path / "export")["total"]["quarantined"] == 1
     part("part-a.parquet", rows[:3])
     grown = stepscope_json("import", tmp_path / "export")["total"]
-    assert grown == {"read": 6, "imported": 3, "already_present": 2, "quarantined": 1}
+    assert grown == {"read": 6, "imported": 3, "already_present": 2, "quarantined": 1, "updated": 0}
     with debugger.open("stepscope.duckdb") as store:
         assert list(store.quarantine()["reason"]) == ["negative tokens_spent: -1"]
 

@@ -177,9 +177,21 @@ def test_effects_recorded_twice_across_batches_stay_two_rows(tmp_path: Path) -> 
     emails = [dict(effect_rows(1)[0], idempotency_key=f"e-{i}") for i in range(150)]
     path = write_native_sqlite(tmp_path / "n.sqlite", native_rows(1, 3), [*emails, *emails])
     first = stepscope_json("import", path, "--batch-rows", "100")["tables"]["effects"]
-    assert first == {"read": 300, "imported": 300, "already_present": 0, "quarantined": 0}
+    assert first == {
+        "read": 300,
+        "imported": 300,
+        "already_present": 0,
+        "quarantined": 0,
+        "updated": 0,
+    }
     again = stepscope_json("import", path, "--batch-rows", "100")["tables"]["effects"]
-    assert again == {"read": 300, "imported": 0, "already_present": 300, "quarantined": 0}
+    assert again == {
+        "read": 300,
+        "imported": 0,
+        "already_present": 300,
+        "quarantined": 0,
+        "updated": 0,
+    }
     with debugger.open("stepscope.duckdb") as store:
         assert len(store.effects("run-0")) == 300
 
@@ -206,9 +218,9 @@ def test_tool_calls_with_their_own_ids_are_each_stored_once(tmp_path: Path, repe
     n = len(calls)
     first = stepscope_json("import", path)["tables"]["tool_calls"]
     assert first == {"read": n, "imported": distinct, "already_present": n - distinct,
-                     "quarantined": 0}  # fmt: skip
+                     "quarantined": 0, "updated": 0}  # fmt: skip
     again = stepscope_json("import", path)["tables"]["tool_calls"]
-    assert again == {"read": n, "imported": 0, "already_present": n, "quarantined": 0}
+    assert again == {"read": n, "imported": 0, "already_present": n, "quarantined": 0, "updated": 0}
     with debugger.open("stepscope.duckdb") as store:
         stored = store.sql("SELECT run_id, call_id, response FROM tool_calls ORDER BY 1, 2")
     assert len(stored) == distinct
@@ -318,9 +330,21 @@ def test_a_record_repeated_in_five_batches_stays_five_rows(
     emails = [dict(effect_rows(1)[0], idempotency_key=f"e-{i}") for i in range(150)]
     path = write_native_sqlite(tmp_path / "n.sqlite", native_rows(1, 3), emails * 5)
     first = stepscope_json("import", path)["tables"]["effects"]
-    assert first == {"read": 750, "imported": 750, "already_present": 0, "quarantined": 0}
+    assert first == {
+        "read": 750,
+        "imported": 750,
+        "already_present": 0,
+        "quarantined": 0,
+        "updated": 0,
+    }
     again = stepscope_json("import", path)["tables"]["effects"]
-    assert again == {"read": 750, "imported": 0, "already_present": 750, "quarantined": 0}
+    assert again == {
+        "read": 750,
+        "imported": 0,
+        "already_present": 750,
+        "quarantined": 0,
+        "updated": 0,
+    }
     with debugger.open("stepscope.duckdb") as store:
         ids = [e.effect_id for e in store.effects("run-0") if e.idempotency_key == "e-0"]
     assert len(ids) == len(set(ids)) == 5

@@ -117,7 +117,7 @@ def test_import_progress_and_report_rows() -> None:
                           quarantine_reasons={"bad json": 1})  # fmt: skip
     assert table_rows(report) == [
         {"table": "checkpoints", "read": 3, "imported": 2, "already_present": 0,
-         "quarantined": 1}
+         "quarantined": 1, "updated": 0}
     ]  # fmt: skip
     assert reason_rows(report) == [{"reason": "bad json", "rows": 1}]
 
