@@ -34,20 +34,22 @@ from loaders.langgraph.map import (
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
-    finished_tasks,
     idempotency_args,
     is_internal,
     ms_between,
-    next_tasks,
-    pending_writes,
     run_id_of,
-    status_fields,
-    task_writes,
     tool_messages,
     unanswered_tool_calls,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
+from loaders.langgraph.tasks import (
+    finished_tasks,
+    next_tasks,
+    pending_writes,
+    status_fields,
+    task_writes,
+)
 from loaders.prefetch import prefetched, read_ahead
 
 BATCH_ROWS = 1024

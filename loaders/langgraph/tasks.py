@@ -1,0 +1,210 @@
+"""What a LangGraph checkpoint says of its tasks: the nodes due next, and the run's status.
+
+Both are read from the checkpoint dict and the writes attached to it, the way LangGraph's
+``prepare_next_tasks`` and ``StateSnapshot`` read them, without the graph's code (which a
+debugger does not have): docs/langgraph.md, "Next" and "Status", states the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from debugger.json_text import preview
+from loaders.langgraph.map import CONTROL_WRITES, is_internal
+from loaders.langgraph.source import RawWrite
+
+PUSH_PATH = "~__pregel_push"
+PULL_PATH = "~__pregel_pull"
+"""The first part of a write's ``task_path``: a Send (by index) or a node (by name)."""
+
+
+def _trigger_node(channel: str) -> str | None:
+    """The node a trigger channel starts (``branch:to:X``, ``join:A+B:X``, ``__start__``)."""
+    if channel.startswith("branch:to:"):
+        return channel[len("branch:to:") :]
+    if channel.startswith("join:"):
+        parts = channel.split(":", 2)
+        return parts[2] if len(parts) == 3 else None
+    return "__start__" if channel == "__start__" else None
+
+
+def _available(channel: str, values: dict[str, Any]) -> bool:
+    """Whether LangGraph's channel can trigger: it holds a value (a join: every source)."""
+    if channel not in values:
+        return False
+    if channel.startswith("join:"):
+        seen = values[channel]
+        names = set(channel.split(":", 2)[1].split("+"))
+        return isinstance(seen, list | set | tuple) and {str(v) for v in seen} >= names
+    return True
+
+
+def _newer(version: Any, seen: Any) -> bool:
+    if seen is None:
+        return True
+    try:
+        return bool(version > seen)
+    except TypeError:  # a saver mixing int and str versions: compare as text
+        return str(version) > str(seen)
+
+
+def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> list[str]:
+    """Nodes the checkpoint runs next, as LangGraph's ``StateSnapshot.next`` lists them.
+
+    As ``prepare_next_tasks`` does: the Sends in ``__pregel_tasks`` first, then each node
+    whose trigger channel (``branch:to:X``, ``join:...:X``, ``__start__``) is available and
+    newer than the version the node saw, sorted by name (LangGraph sorts the nodes of the
+    updated channels; the savers do not keep the channel order). ``finished`` names tasks
+    (node names, or ``push:<index>`` for a Send) whose writes are stored: the head leaves
+    them out, as ``get_state()`` does.
+    """
+    values = data.get("channel_values") or {}
+    versions = data.get("channel_versions") or {}
+    seen_by = data.get("versions_seen") or {}
+    out = []
+    sends = values.get("__pregel_tasks")
+    if isinstance(sends, list):
+        for i, v in enumerate(sends):
+            if isinstance(v, dict) and v.get("node") and f"push:{i}" not in finished:
+                out.append(str(v["node"]))
+    updated = data.get("updated_channels")
+    channels = updated if isinstance(updated, list) else list(versions)
+    pulled = set()
+    for channel in channels:
+        node = _trigger_node(str(channel))
+        if node is None or node in pulled or not _available(channel, values):
+            continue
+        seen = seen_by.get(node)
+        if _newer(versions.get(channel), seen.get(channel) if isinstance(seen, dict) else None):
+            pulled.add(node)
+    return out + sorted(pulled - finished)
+
+
+def _interrupts(values: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for v in values:
+        for item in v if isinstance(v, list) else [v]:
+            if isinstance(item, dict) and "value" in item:
+                out.append({"value": item.get("value"), "id": item.get("id")})
+            else:
+                out.append({"value": item, "id": None})
+    return out
+
+
+NULL_TASK = "00000000-0000-0000-0000-000000000000"
+"""Task id of writes made by the caller (``Command(resume=...)``), not by a node."""
+
+
+TASK_SIGNALS = {"__error__", "__error_source_node__", "__interrupt__", "__resume__"}
+"""Writes that say what happened to a task, not what it produced (LangGraph's own set)."""
+
+
+@dataclass
+class TaskWrites:
+    """What one task of the checkpoint's superstep wrote."""
+
+    name: str
+    """The node (``push:<index>`` for a Send whose node the path does not name)."""
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    resumes: list[Any] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    produced: bool = False
+    """Some write is output: the task finished (LangGraph leaves it out of ``next``)."""
+
+
+def _task_name(path: str) -> str:
+    parts = [p.strip() for p in path.split(",")]
+    if parts[0] == PULL_PATH and len(parts) > 1:
+        return parts[1]
+    if parts[0] == PUSH_PATH and len(parts) > 1:
+        return f"push:{parts[1]}"
+    return path
+
+
+def task_writes(decoded: list[tuple[RawWrite, Any]]) -> list[TaskWrites]:
+    """The writes of each task (the caller's own writes, ``Command(resume=...)``, left out)."""
+    tasks: dict[str, TaskWrites] = {}
+    for w, v in decoded:
+        if w.task_id == NULL_TASK:
+            continue
+        t = tasks.setdefault(w.task_id, TaskWrites(_task_name(w.task_path or w.task_id)))
+        if w.channel == "__interrupt__":
+            t.interrupts += _interrupts([v])
+        elif w.channel == "__resume__":
+            t.resumes += v if isinstance(v, list) else [v]
+        elif w.channel == "__error__":
+            t.errors.append(str(v))
+        elif w.channel not in TASK_SIGNALS:
+            t.produced = True
+    return list(tasks.values())
+
+
+def finished_tasks(tasks: list[TaskWrites]) -> frozenset[str]:
+    """Names of the tasks whose output is stored (``next_tasks``' ``finished``)."""
+    return frozenset(t.name for t in tasks if t.produced)
+
+
+def _paused(nexts: list[str], step: int | None) -> str:
+    where = f" at step {step}" if step is not None else ""
+    nodes = ", ".join(nexts)
+    return (
+        f"paused before node {nodes}{where}, nothing written after it: a breakpoint "
+        "(interrupt_before / interrupt_after), a recursion limit, or a process that stopped "
+        "or is still running (LangGraph records none of these)"
+    )
+
+
+def status_fields(
+    tasks: list[TaskWrites], has_child: bool, nexts: list[str], step: int | None = None
+) -> dict[str, Any]:
+    """The metadata keys the store's status rule reads, from the checkpoint's task writes.
+
+    A task's ``__interrupt__`` write holds its current question; the question is open while
+    the task has produced nothing (its earlier questions were answered by ``__resume__``).
+    """
+    # a task that raised and then, retried on the same checkpoint, produced its output: the
+    # error is superseded (LangGraph shows it nowhere)
+    errors = [e for t in tasks if not t.produced for e in t.errors]
+    waiting = [t for t in tasks if not t.produced and t.interrupts]
+    open_q = [t.interrupts[-1] for t in waiting]
+    done_q = [i for t in tasks if t.produced for i in t.interrupts]
+    resumes = [r for t in tasks for r in t.resumes]
+    out: dict[str, Any] = {}
+    if has_child:
+        if errors:
+            out["task_errors"] = errors
+        if open_q or done_q:
+            out["resolved_interrupts"] = done_q + open_q
+            out["resume"] = resumes
+        return out
+    if errors:
+        out.update(status="failed", error="; ".join(errors))
+    elif open_q:
+        question = preview(open_q[0].get("value"), 120)
+        out.update(status="parked", interrupt=open_q[0],
+                   status_reason=f"interrupt() in node {waiting[0].name} waits for an answer "
+                   f"(Command(resume=...)): {question}")  # fmt: skip
+        if len(open_q) > 1:
+            out["interrupts"] = open_q
+    elif not nexts:
+        out["status"] = "completed"
+    elif not any(t.produced for t in tasks):
+        out.update(status="parked", status_reason=_paused(nexts, step), paused_before=nexts)
+    if done_q and not errors:
+        out.update(resolved_interrupts=done_q, resume=resumes)
+    return out
+
+
+def pending_writes(decoded: list[tuple[RawWrite, Any]]) -> list[dict[str, Any]]:
+    """Writes of finished tasks not yet applied (only meaningful at a checkpoint's leaf).
+
+    They are not pending effects: the task has finished, and LangGraph applies its writes on
+    resume without running it again (``metadata.pending_writes`` keeps them).
+    """
+    return [
+        {"task_id": w.task_id, "task_path": w.task_path, "idx": w.idx, "channel": w.channel,
+         "value": v}
+        for w, v in decoded
+        if w.channel not in CONTROL_WRITES and not is_internal(w.channel)
+    ]  # fmt: skip
