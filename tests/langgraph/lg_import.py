@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,16 +35,23 @@ class Built:
 Build = Callable[[Callable[[Any], dict[str, Any]]], Built]
 
 
+def open_saver(
+    request: pytest.FixtureRequest, base: Path, database: str
+) -> tuple[str, AbstractContextManager[Any]]:
+    """The source to import and its saver, for the saver named by ``request.param``: a SQLite
+    file under ``base``, or a new database ``database`` on the suite's Postgres server."""
+    if request.param == "sqlite":
+        source = str(base / "lg.sqlite")
+        return source, sqlite_saver(source)
+    source = request.getfixturevalue("pg_server").create_database(database)
+    return source, postgres_saver(source)
+
+
 def builder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Build]:
     """The body of a ``build`` fixture parametrised over ``SAVERS``."""
 
     def go(pattern: Callable[[Any], dict[str, Any]]) -> Built:
-        if request.param == "sqlite":
-            source = str(tmp_path / "lg.sqlite")
-            opened = sqlite_saver(source)
-        else:
-            source = request.getfixturevalue("pg_server").create_database("lgt")
-            opened = postgres_saver(source)
+        source, opened = open_saver(request, tmp_path, "lgt")
         with opened as saver:
             graphs = pattern(saver)
             says = {t: P.says(g, t) for t, g in graphs.items()}

@@ -19,7 +19,7 @@ from loaders import ImportOptions, import_source
 from tests.langgraph import graphs as G
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
-from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
+from tests.langgraph.lg_import import open_saver
 
 
 def versioned(saver: Any) -> dict[str, Any]:
@@ -53,12 +53,7 @@ def lg(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Written]:
     base = tmp_path_factory.mktemp(f"lg-audit-{request.param}")
-    if request.param == "sqlite":
-        source = str(base / "lg.sqlite")
-        opened = sqlite_saver(source)
-    else:
-        source = request.getfixturevalue("pg_server").create_database("lgaudit")
-        opened = postgres_saver(source)
+    source, opened = open_saver(request, base, "lgaudit")
     with opened as saver:
         says = {t: P.says(g, t) for b in BUILDERS for t, g in b(saver).items()}
     with Store.open(base / "store.duckdb") as store:
