@@ -11,10 +11,10 @@ What goes where (docs/langgraph.md says the same for users):
 - status (read by the store's status rule; :mod:`loaders.langgraph.tasks`), for a checkpoint
   that has no child, from its writes grouped by task: an ``__error__`` gives ``failed`` with
   ``metadata.error``; a task with an ``__interrupt__`` and no output gives ``parked`` on that
-  question; no next task gives ``completed``; nodes due next and no write at all give ``parked`` before them (a
-  breakpoint, a recursion limit or a stopped process: LangGraph records none); otherwise no
-  status (the store decides). Checkpoints with children keep what happened in
-  ``task_errors`` / ``resolved_interrupts``;
+  question; no next task gives ``completed``; nodes due next and no write at all give
+  ``parked`` before them (a breakpoint, a recursion limit or a stopped process: LangGraph
+  records none); otherwise no status (the store decides). Checkpoints with children keep what
+  happened in ``task_errors`` / ``resolved_interrupts``;
 - budgets: tokens as :mod:`loaders.langgraph.budgets` counts them; steps spent is
   ``max(step, 0)``; wall clock is the time since the run's first checkpoint;
 - pending effects, for a checkpoint with no child: tool calls of AI messages that no tool
