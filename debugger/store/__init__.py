@@ -281,8 +281,19 @@ class Store:
 
         Returns:
             The result's rows.
+
+        Raises:
+            StoreError: the statement failed (a typo, an unknown table or column), with
+                DuckDB's message.
         """
-        return self._con.execute(query, params).fetchall()
+        try:
+            return self._con.execute(query, params).fetchall()
+        except duckdb.Error as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise StoreError(
+                f"the query failed: {first}",
+                'store.sql("SELECT table_name FROM duckdb_tables()") lists the tables',
+            ) from e
 
     def replay_ids(self, run_id: str) -> list[str]:
         """The ids of every stored run named as a replay of ``run_id`` (``<run>~replay-<n>``)."""

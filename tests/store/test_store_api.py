@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import debugger
-from debugger.errors import NotFound
+from debugger.errors import NotFound, StoreError
 from debugger.model import Checkpoint, Run
 from debugger.store import Store
 from debugger.store.schema import LARGE_STATE_BYTES
@@ -137,6 +137,14 @@ def test_sql_runs_a_query_on_the_tables_sql_users_see(store: Store) -> None:
     steps = store.sql("SELECT step_index FROM checkpoints WHERE run_id = 'run-0' ORDER BY 1")
     assert steps == [(c.step_index,) for c in store.checkpoints("run-0")]
     assert store.sql("SELECT run_id FROM runs WHERE run_id = 'nope'") == []
+
+
+def test_sql_gives_a_failed_query_as_one_store_error_with_a_hint(store: Store) -> None:
+    with pytest.raises(StoreError) as caught:
+        store.sql("SELECT no_such_column FROM checkpoints")
+    assert "no_such_column" in caught.value.message
+    assert "\n" not in str(caught.value)
+    assert "duckdb_tables()" in (caught.value.hint or "")
 
 
 def test_negative_steps(store: Store) -> None:
