@@ -324,6 +324,14 @@ class Store:
         """What identifies a run's rows now (to cache its audit); None when no such run."""
         return audit_reads.audit_fingerprint(self._con, run_id)
 
+    def audit_checkpoints(self, run_id: str) -> tuple[list[Checkpoint], list[str | None]]:
+        """A run's checkpoints for the audit: states left as text, repeated documents shared.
+
+        Returns the checkpoints in write order (``working_state`` None) and their states'
+        stored JSON texts. See :func:`debugger.store.audit_reads.audit_checkpoints`.
+        """
+        return audit_reads.audit_checkpoints(self._con, run_id)
+
     def schema_version_counts(self) -> dict[int | None, int]:
         """Schema versions of the stored checkpoints with their counts (None: no version)."""
         return audit_reads.schema_version_counts(self._con)
