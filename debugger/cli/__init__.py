@@ -25,6 +25,7 @@ COMMANDS = {
     "migrate": "debugger.cli.migrate",
     "replay": "debugger.cli.replay",
     "sql": "debugger.cli.sql",
+    "prune": "debugger.cli.prune",
     "app": "debugger.cli.app",
     "demo": "debugger.cli.demo",
 }
