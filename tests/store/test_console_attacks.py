@@ -167,6 +167,18 @@ def test_stepscope_sql_prints_rows_and_json_with_a_row_cap(attacked: Path) -> No
     assert "cut" not in limited.stderr
 
 
+def test_stepscope_sql_json_holds_every_column_type(attacked: Path) -> None:
+    query = (
+        "SELECT 1.25::DECIMAL(6,2) AS dec, '\\x01\\xff'::BLOB AS blob, INTERVAL 3 DAY AS iv,"
+        " {'a': [1, 2]} AS st, 'nan'::DOUBLE AS nan, DATE '2026-01-31' AS day, 2::HUGEINT AS h"
+    )
+    result = stepscope("sql", query, "--json", "--store", attacked)
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)["rows"]
+    assert row == {"dec": "1.25", "blob": "01ff", "iv": "P3DT0H0M0S", "st": {"a": [1, 2]},
+                   "nan": None, "day": "2026-01-31", "h": 2}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
