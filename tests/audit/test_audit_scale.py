@@ -98,3 +98,34 @@ def test_findings_at_many_steps_group_in_linear_time() -> None:
     grouped = findings_by_step(findings, steps)
     assert time.perf_counter() - start < 5
     assert grouped[98] == [{"step_index": 99}] and grouped[0] == [{"step_index": 1}]
+
+
+def _stored_run(tmp_path: Path, steps: int) -> Path:
+    from benchmarks import synth
+    from loaders import ImportOptions, import_source
+
+    source, store = tmp_path / f"s{steps}.sqlite", tmp_path / f"s{steps}.duckdb"
+    synth.write(synth.Spec(1, steps, 256), source, None)
+    with Store.open(store) as s:
+        import_source(s, str(source), ImportOptions())
+    return store
+
+
+def _stored_audit_seconds(store_path: Path) -> float:
+    with Store.open(store_path, read_only=True) as store:
+        run_id = store.run_records()[0].run_id
+        best = float("inf")
+        for _ in range(2):
+            audit_module._cache.clear()
+            start = time.process_time()
+            report = audit_run(store, run_id)
+            best = min(best, time.process_time() - start)
+        assert report.verdict == "completed"
+    return best
+
+
+def test_a_stored_run_audits_in_time_linear_in_its_length(tmp_path: Path) -> None:
+    # CPU time, best of two: the wall clock of a shared machine says more about its load
+    small = _stored_audit_seconds(_stored_run(tmp_path, 2_000))
+    large = _stored_audit_seconds(_stored_run(tmp_path, 10_000))
+    assert large < max(small, 0.02) * 12, (small, large)
