@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from debugger.cli.support import command, emit_json, open_store, resolve_store
-from debugger.errors import StepscopeError
+from debugger.errors import StepscopeError, StoreError
 
 FILE_KEYS = ("keep_last", "older_than", "completed_older_than")
 """Keys the ``[prune]`` table may hold."""
@@ -62,7 +62,9 @@ def cmd(
 
     rules, origin = _rules(keep_last, older_than, completed_older_than, runs, no_config)
     path = Path(resolve_store(store_path))
-    before = path.stat().st_size if path.is_file() else None
+    if not path.is_file():  # a writable open would create an empty store
+        raise StoreError(f"no store at {path}", "pass the store to prune with --store")
+    before = path.stat().st_size
     with open_store(store_path, read_only=dry_run) as store:
         report = store.prune(rules, dry_run=dry_run)
     if not dry_run and (report.checkpoints or report.deleted_runs):

@@ -233,6 +233,12 @@ def test_bad_rules_are_one_line(
     assert needle in result.stderr
 
 
+def test_pruning_a_missing_store_creates_none(tmp_path: Path) -> None:
+    result = stepscope("prune", "--keep-last", "1", "--store", tmp_path / "none.duckdb")
+    assert result.exit_code == 2 and "no store at" in result.stderr
+    assert not (tmp_path / "none.duckdb").exists()
+
+
 def test_rules_from_stepscope_toml_found_from_a_subdirectory(
     sample_native_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
