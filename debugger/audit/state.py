@@ -82,11 +82,20 @@ def facts_of_text(text: str | None) -> StateFacts:
         elif first == "[":
             members = _ARRAY.decode(text)
         else:
-            return facts_of(loads(text))
+            return _parsed_facts(text)
     except msgspec.DecodeError:  # what msgspec refuses (NaN, Infinity): the parsed way
-        return facts_of(loads(text))
+        return _parsed_facts(text)
+    except RecursionError:  # nested deeper than any parser here goes: its members are unread
+        return StateFacts(True, False)
     values = [_member(m) for m in members]
     return StateFacts(True, _mostly_prose(values))
+
+
+def _parsed_facts(text: str) -> StateFacts:
+    try:
+        return facts_of(loads(text))
+    except RecursionError:
+        return StateFacts(True, False)
 
 
 def _member(raw: msgspec.Raw) -> Any:

@@ -16,7 +16,7 @@ import pytest
 
 from debugger.audit import audit_records, audit_run
 from debugger.audit import run as audit_module
-from debugger.audit.state import facts_of, facts_of_text
+from debugger.audit.state import StateFacts, facts_of, facts_of_text
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint
 from debugger.pages_data.findings import findings_by_step
@@ -37,6 +37,12 @@ STATES = [
 @pytest.mark.parametrize("text", STATES)
 def test_a_state_s_shape_from_its_text_is_its_shape_parsed(text: str) -> None:
     assert facts_of_text(text) == facts_of(loads(text))
+
+
+@pytest.mark.parametrize("deep", ['{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                                  "[" * 100_000 + "]" * 100_000])  # fmt: skip
+def test_a_state_nested_past_every_parser_is_structured_not_prose(deep: str) -> None:
+    assert facts_of_text(deep) == StateFacts(True, False)
 
 
 def test_no_state_is_no_structure_and_no_prose() -> None:
