@@ -196,6 +196,13 @@ def test_stepscope_sql_errors_are_one_line(attacked: Path, args: list[str], need
     assert not (attacked.parent / "x.csv").exists()
 
 
+def test_stepscope_sql_stops_a_slow_query_in_one_line(attacked: Path) -> None:
+    slow = "SELECT count(*) FROM range(100000000000) a, range(10) b"
+    result = stepscope("sql", slow, "--timeout", "0.5", "--store", attacked)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert "ran longer than 0.5 s and was stopped" in result.stderr
+
+
 def test_stepscope_sql_without_a_store_says_so(tmp_path: Path) -> None:
     result = stepscope("sql", "SELECT 1", "--store", tmp_path / "none.duckdb")
     assert result.exit_code == 2 and "no store" in result.stderr
