@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import parse_qs
 
 from debugger.errors import SandboxViolation
 
@@ -56,9 +57,35 @@ _NETWORK_EVENTS: dict[str, Callable[[tuple[Any, ...]], str]] = {
 }
 """Audit events of the socket module that reach out, and how to describe each."""
 _PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"}
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.startfile",
+        "os.fork",
+        "os.forkpty",
+    }
 )
 """A child process would be outside every guard here, so starting one is refused."""
+
+_PATH_EVENTS: dict[str, tuple[int, ...]] = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.rename": (0, 1),
+    "os.truncate": (0,),
+    "os.symlink": (1,),
+    "os.link": (0, 1),
+    "os.mkdir": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.utime": (0,),
+    "shutil.rmtree": (0,),
+}
+"""Audit events that change the filesystem without ``open``, and which arguments are paths
+(a hard link's source counts: writing through it would change the outside file)."""
+_SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg"})
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -113,7 +140,17 @@ def _inside(path: Any, roots: tuple[Path, ...]) -> bool:
         p = Path(os.fsdecode(path)).resolve()
     except (TypeError, ValueError, OSError):
         return False
-    return any(p == r or r in p.parents for r in roots)
+    return any(p == r or r in p.parents for r in roots) and not _read_only(p)
+
+
+def _read_only(path: Path) -> bool:
+    """True when ``path`` lies on a read-only mount (a kernel sandbox's bound directories)."""
+    for p in (path, *path.parents):
+        try:
+            return bool(os.statvfs(p).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
 
 
 def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
@@ -135,6 +172,15 @@ def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
         if event == "open" and _is_write(args[1], args[2]) and not _inside(args[0], roots):
             record("file_write", f"open {args[0]!s} for writing")
             raise WriteBlocked(f"writing {args[0]!s} is blocked in the replay sandbox")
+        if event in _PATH_EVENTS:
+            outside = [args[i] for i in _PATH_EVENTS[event] if not _inside(args[i], roots)]
+            if outside:
+                what = f"{event.split('.')[-1]} {' '.join(os.fsdecode(p) for p in outside)}"
+                record("file_write", what[:300])
+                raise WriteBlocked(f"{what} is blocked in the replay sandbox")
+        if event in _SIGNAL_EVENTS and args[0] not in (0, os.getpid()):
+            record("signal", f"{event.split('.')[-1]} {args[0]} signal {args[1]}")
+            raise ProcessBlocked(f"signalling process {args[0]} is blocked in the replay sandbox")
         if event == "sqlite3.connect":
             _check_sqlite(args[0], roots, record)
 
@@ -143,9 +189,11 @@ def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
 
 def _check_sqlite(database: Any, roots: tuple[Path, ...], record: Recorder) -> None:
     name = os.fsdecode(database) if not isinstance(database, int) else ""
-    if name in ("", ":memory:") or "mode=ro" in name or "mode=memory" in name:
+    path, _, query = name.removeprefix("file:").partition("?")
+    modes = parse_qs(query).get("mode") or []
+    # every mode given must be read-only (a substring test let "mode=rw&x=mode=ro" through)
+    if name in ("", ":memory:") or (modes and all(m in ("ro", "memory") for m in modes)):
         return
-    path = name.removeprefix("file:").split("?", 1)[0]
     if not _inside(path, roots):
         record("file_write", f"sqlite3.connect({name}) (writable)")
         raise WriteBlocked(
