@@ -115,6 +115,7 @@ def replay(
     """
     _check_args(agent, mode, timeout_s, max_steps, memory_mb)
     iso.check_available(isolation)
+    iso.environment([], "/", env)  # a bad --env is refused before anything is written
     started = time.perf_counter()
     with writable(store) as s:
         inputs = load_inputs(s, run_id, from_step)

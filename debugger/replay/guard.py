@@ -47,10 +47,18 @@ class ProcessBlocked(SandboxViolation, PermissionError):
     """A new process (subprocess, os.system, exec) started inside the replay sandbox."""
 
 
+def format_address(value: Any) -> str:
+    """A socket address as people write it: ``10.0.0.5:5432``, ``[::1]:80``, a Unix path."""
+    if isinstance(value, tuple) and len(value) >= 2:
+        host = str(value[0])
+        return f"[{host}]:{value[1]}" if ":" in host else f"{host}:{value[1]}"
+    return os.fsdecode(value) if isinstance(value, str | bytes) else repr(value)
+
+
 _NETWORK_EVENTS: dict[str, Callable[[tuple[Any, ...]], str]] = {
-    "socket.connect": lambda a: f"connect to {a[1]!r}",
-    "socket.sendto": lambda a: f"send to {a[1]!r}",
-    "socket.sendmsg": lambda a: f"send to {a[1]!r}",
+    "socket.connect": lambda a: f"connect {format_address(a[1])}",
+    "socket.sendto": lambda a: f"send to {format_address(a[1])}",
+    "socket.sendmsg": lambda a: f"send to {format_address(a[1])}",
     "socket.getaddrinfo": lambda a: f"resolve {a[0]!r}:{a[1]!r}",
     "socket.gethostbyname": lambda a: f"resolve {a[0]!r}",
     "socket.gethostbyaddr": lambda a: f"resolve {a[0]!r}",
@@ -109,14 +117,14 @@ def block_network(record: Recorder) -> None:
             "answer this call from the tape or a mocks module",
         )
 
-    def connect(self: socket.socket, address: Any) -> None:
-        refuse(f"connect to {address!r}")
+    def connect(self: socket.socket, to: Any) -> None:
+        refuse(f"connect {format_address(to)}")
 
-    def connect_ex(self: socket.socket, address: Any) -> int:
-        refuse(f"connect to {address!r}")
+    def connect_ex(self: socket.socket, to: Any) -> int:
+        refuse(f"connect {format_address(to)}")
 
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        refuse(f"connect to {address!r}")
+        refuse(f"connect {format_address(address)}")
 
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
         refuse(f"resolve {host!r}:{port!r}")

@@ -64,6 +64,13 @@ class IsolationUnavailable(ReplayError):
     exit_code = 2
 
 
+class SandboxOptionError(ReplayError):
+    """An isolation option that cannot be honoured as given (bad input)."""
+
+    title = "Cannot set up the replay"
+    exit_code = 2
+
+
 _WEAKER = "or pass --isolation=hooks (isolation='hooks') for the weaker in-process guard"
 
 
@@ -72,10 +79,10 @@ def check_available(isolation: str) -> None:
 
     Raises:
         IsolationUnavailable: not Linux, or bubblewrap is not installed.
-        ReplayError: an unknown isolation name.
+        SandboxOptionError: an unknown isolation name.
     """
     if isolation not in ISOLATIONS:
-        raise ReplayError(f"unknown isolation {isolation!r}", "use kernel or hooks")
+        raise SandboxOptionError(f"unknown isolation {isolation!r}", "use kernel or hooks")
     if isolation == "hooks":
         return
     if not sys.platform.startswith("linux"):
@@ -106,7 +113,7 @@ def environment(import_path: list[str], home: str, passed: Iterable[str] = ()) -
     ``passed`` holds ``NAME`` (copied from this environment) or ``NAME=VALUE``.
 
     Raises:
-        ReplayError: a ``NAME`` that is not set here.
+        SandboxOptionError: a ``NAME`` that is not set here.
     """
     bindir = str(Path(sys.executable).parent)
     env = {
@@ -124,10 +131,10 @@ def environment(import_path: list[str], home: str, passed: Iterable[str] = ()) -
     for item in passed:
         name, eq, value = item.partition("=")
         if not name.isidentifier():
-            raise ReplayError(f"--env {item!r} is not NAME or NAME=VALUE", "name a variable")
+            raise SandboxOptionError(f"--env {item!r} is not NAME or NAME=VALUE", "name a variable")
         if not eq:
             if name not in os.environ:
-                raise ReplayError(
+                raise SandboxOptionError(
                     f"--env {name}: {name} is not set in this environment",
                     f"set it first, or pass --env {name}=VALUE",
                 )
