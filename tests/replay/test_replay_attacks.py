@@ -26,16 +26,8 @@ import orjson
 import pytest
 
 from debugger.replay import ReplayReport, replay
-from debugger.replay.isolation import IsolationUnavailable, check_available
 from debugger.store import Store
 from tests.fixtures.replay import record_runs
-
-try:
-    check_available("kernel")
-    _KERNEL = ""
-except IsolationUnavailable as e:  # the CI installs bubblewrap; a bare machine says why
-    _KERNEL = str(e)
-pytestmark = pytest.mark.skipif(bool(_KERNEL), reason=_KERNEL)
 
 ATTACKS = "tests.replay.attacks"
 VICTIMS = [f"victim-{c}.txt" for c in "abcde"]
