@@ -121,7 +121,8 @@ def replay(
         inputs = load_inputs(s, run_id, from_step)
         replay_id = next_replay_id(s, run_id)
         root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
-        hidden = iso.hidden_paths(s.path, s.sources()["location"].tolist())
+        hidden = iso.hidden_paths(s.path, s.sources()["location"].tolist(),
+                                  default_output_root(s.path))  # fmt: skip
     out = _fresh_dir(root)
     sandbox = _sandbox(isolation, memory_mb, out, env, hidden, [agent, mocks, migrations])
     settings = {"agent": agent, "mocks": mocks, "mode": mode, "max_steps": max_steps,

@@ -218,22 +218,29 @@ def bwrap_command(
             "--size", size, "--tmpfs", "/tmp"]  # fmt: skip
     for root in readable:
         cmd += ["--ro-bind", str(root), str(root)]
-    for path in hidden:
-        if not _covered(path, readable) or not path.exists():
+    later: list[str] = []
+    emptied: list[Path] = []
+    for path in sorted(set(hidden), key=lambda p: len(p.parts)):
+        if not _covered(path, readable) or _covered(path, emptied) or not path.exists():
             continue
-        if path.is_dir():
-            cmd += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        if path.is_dir():  # emptied; read-only once the work directory is bound below it
+            cmd += ["--tmpfs", str(path)]
+            later += ["--remount-ro", str(path)]
+            emptied.append(path)
         else:
             cmd += ["--ro-bind", "/dev/null", str(path)]
-    cmd += ["--bind", str(writable), str(writable), "--remount-ro", "/", "--clearenv"]
+    cmd += ["--bind", str(writable), str(writable), *later, "--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]
     return [*cmd, "--chdir", str(writable), "--", *argv]
 
 
-def hidden_paths(store_path: str, sources: Iterable[str]) -> list[Path]:
-    """The store and the sources it was imported from, with their journal files."""
-    found: list[Path] = []
+def hidden_paths(
+    store_path: str, sources: Iterable[str], replays: Path | None = None
+) -> list[Path]:
+    """The store and the sources it was imported from, with their journal files, and the
+    store's replays directory (earlier replays' inputs are the store's data too)."""
+    found: list[Path] = [replays.resolve()] if replays is not None and replays.is_dir() else []
     for location in [store_path, *sources]:
         if not location or "://" in location or location == ":memory:":
             continue

@@ -310,6 +310,15 @@ class Survivor(Attack):
         notes.append("forked")
 
 
+class HangingForker(Survivor):
+    """Forks a survivor, then hangs: only the deadline ends the replay, and it must take both."""
+
+    def attack(self, notes: Notes) -> None:
+        super().attack(notes)
+        while True:
+            time.sleep(0.05)
+
+
 class ForgedEnd(Attack):
     """Prints the old protocol's end event, and sends a forged ``end`` on the real pipe."""
 
@@ -337,6 +346,19 @@ class EnvReader(Attack):
 
     def attack(self, notes: Notes) -> None:
         notes.extend(f"env {name}" for name in sorted(os.environ))
+
+
+class Looker(Attack):
+    """Looks at what it should not see: the store, the source, earlier replays, $HOME."""
+
+    def attack(self, notes: Notes) -> None:
+        for name in ("ATTACK_STORE", "ATTACK_SOURCE", "ATTACK_LEDGER"):
+            notes.append(f"{name} {Path(os.environ[name]).stat().st_size}")
+        replays = Path(os.environ["ATTACK_STORE"]).with_suffix(".replays")
+        notes.append(f"replays {sorted(p.name for p in replays.iterdir())}")
+        notes.append(f"home {Path('~').expanduser()} {sorted(os.listdir(Path.home()))}")
+        notes.append(f"root {sorted(os.listdir('/'))}")
+        _try(notes, "/root", lambda: os.listdir("/root"))
 
 
 class Explained(Attack):
@@ -374,8 +396,10 @@ killer = Killer()
 listener = Listener()
 raise_limit = RaiseLimit()
 survivor = Survivor()
+hanging_forker = HangingForker()
 forged_end = ForgedEnd()
 forged_end_and_exit = ForgedEndAndExit()
 env_reader = EnvReader()
+looker = Looker()
 explained = Explained()
 pg_writer = PgWriter()

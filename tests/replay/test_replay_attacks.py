@@ -119,10 +119,12 @@ class Attacked:
             "ATTACK_MARK": self.mark,
         }
 
-    def replay(self, agent: str, wait_after: float = 0.0, **env: str) -> ReplayReport:
+    def replay(
+        self, agent: str, wait_after: float = 0.0, timeout_s: float = 60, **env: str
+    ) -> ReplayReport:
         self.env.update(env)
         report = replay(self.project.store, "ledger-done", 2, f"{ATTACKS}:{agent}",
-                        mode="lenient", timeout_s=60,
+                        mode="lenient", timeout_s=timeout_s,
                         env=[f"{k}={v}" for k, v in self.env.items()])  # fmt: skip
         time.sleep(wait_after)
         self.check(report)
@@ -272,6 +274,11 @@ def test_a_forked_survivor_dies_with_the_replay(attacked: Attacked, project: Pro
     assert "forked" in notes(report, project)
 
 
+def test_at_the_deadline_the_whole_sandbox_is_killed(attacked: Attacked) -> None:
+    report = attacked.replay("hanging_forker", timeout_s=3, wait_after=1.0)
+    assert report.outcome == "timeout"  # and check(): no process of it is left
+
+
 def test_a_forged_end_message_is_a_violation(attacked: Attacked) -> None:
     report = attacked.replay("forged_end")
     assert report.outcome == "sandbox_violation"
@@ -295,6 +302,18 @@ def test_the_environment_is_cleared(
                "PYTHONNOUSERSITE", "HOME", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL",
                "LC_CTYPE", "TZ", "PWD"}  # fmt: skip
     assert seen - allowed == set(attacked.env)
+
+
+def test_the_store_sources_and_earlier_replays_are_not_visible(
+    attacked: Attacked, project: Project
+) -> None:
+    attacked.replay("explained")  # an earlier replay, whose files the next must not see
+    report = attacked.replay("looker")
+    found = notes(report, project)
+    assert "ATTACK_STORE 0" in found and "ATTACK_SOURCE 0" in found  # masked
+    assert f"ATTACK_LEDGER {project.ledger.stat().st_size}" in found  # read-only, visible
+    this = Path(report.output_dir).name
+    assert f"replays ['{this}']" in found  # earlier replays' inputs are hidden
 
 
 def test_a_blocked_call_is_explained(attacked: Attacked, project: Project) -> None:
