@@ -1,4 +1,11 @@
-"""What keeps a replayed agent inside its sandbox: no network, no writes outside its output.
+"""The in-process guard: the layer that *explains* what a replayed agent tried.
+
+Under kernel isolation (:mod:`debugger.replay.isolation`) the kernel is what keeps the
+agent in (no network, read-only filesystem, its own processes); this guard makes a refused
+attempt a violation that names what was tried (``connect 10.0.0.5:5432``, ``remove PATH``),
+so the report says why the agent failed. Under ``--isolation=hooks`` it is all there is,
+and code that goes around Python (a C driver, ctypes, a fresh interpreter, code that edits
+this module) is not stopped: docs/replay.md says so.
 
 Installed in the child process before the agent is imported, so module-level code of the
 agent is covered too. Two layers:
@@ -8,14 +15,14 @@ agent is covered too. Two layers:
   module (urllib, http.client, requests, httpx, asyncio) fails with a clear error;
 - an audit hook (PEP 578) refuses the network events of the socket module's C level
   (``socket.connect``, ``sendto``, name resolution), new processes (``subprocess.Popen``,
-  ``os.system``, ``os.exec*``, ``os.posix_spawn``), and writes (``open`` events with a write
-  mode, ``sqlite3.connect`` without ``mode=ro``) outside the replay's output directory.
+  ``os.system``, ``os.exec*``, ``os.posix_spawn``, ``os.fork``), signals to other processes
+  (``os.kill``), and changes to files outside the writable directories or on a read-only
+  mount (``open`` for writing, ``remove``, ``rename``, ``truncate``, ``symlink``, ``link``,
+  ``mkdir``, ``chmod``, ``sqlite3.connect`` unless every ``mode=`` is ``ro``).
 
-Native code that opens sockets or files itself (a C database driver, for example) is not
-seen by either layer; docs/replay.md says so. Every refusal is recorded as a violation and
-raised to the agent as :class:`NetworkBlocked`, :class:`WriteBlocked` or
-:class:`ProcessBlocked`, which are OSErrors,
-so code that handles a failed connection behaves as it would offline.
+Every refusal is recorded as a violation and raised to the agent as
+:class:`NetworkBlocked`, :class:`WriteBlocked` or :class:`ProcessBlocked`, which are
+OSErrors, so code that handles a failed connection behaves as it would offline.
 """
 
 from __future__ import annotations

@@ -144,12 +144,17 @@ def environment(import_path: list[str], home: str, passed: Iterable[str] = ()) -
 
 
 def import_path() -> list[str]:
-    """The parent's import path minus the installation's own (the child's finds those)."""
+    """The parent's import path minus the installation's own, which the child's interpreter
+    finds by itself. A user site directory stays: the child's ``$HOME`` is not the user's."""
     paths = [str(Path(p or os.getcwd()).resolve()) for p in sys.path if isinstance(p, str)]
-    skip = ("site-packages", "dist-packages", ".zip", "lib-dynload")
-    extra = [p for p in dict.fromkeys(paths) if not any(s in p for s in skip)]
-    prefixes = {os.path.join(p, "lib") for p in (sys.base_prefix, sys.prefix)}
-    return [p for p in extra if not any(p.startswith(x) for x in prefixes) and os.path.isdir(p)]
+    prefixes = tuple(
+        os.path.join(p, "lib") + os.sep for p in {sys.base_prefix, sys.prefix, sys.exec_prefix}
+    )
+    return [
+        p
+        for p in dict.fromkeys(paths)
+        if os.path.isdir(p) and not (p + os.sep).startswith(prefixes)
+    ]
 
 
 def set_limits(memory_mb: int, cpu_seconds: int) -> None:

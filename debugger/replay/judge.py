@@ -71,8 +71,8 @@ def judge(doc: dict[str, Any], child: ChildResult, timeout_s: float) -> Verdict:
 
 def _violation(what: str) -> Verdict:
     return Verdict("sandbox_violation",
-                   f"the replay's process cannot be trusted: {what}; nothing it reported is "
-                   "used", [])  # fmt: skip
+                   f"the replay's process cannot be trusted: {what}; none of the steps it "
+                   "reported is used", [])  # fmt: skip
 
 
 def judged_steps(doc: dict[str, Any], child: ChildResult) -> list[dict[str, Any]]:

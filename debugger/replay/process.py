@@ -60,10 +60,20 @@ class Sandbox:
     """How to start the child: the isolation and what it may see."""
 
     isolation: str
+    """kernel or hooks (``debugger.replay.isolation``)."""
     memory_mb: int
+    """Address-space limit of the child."""
     env: dict[str, str]
+    """The child's whole environment."""
     readable: list[Path] = field(default_factory=list)
+    """What the kernel sandbox shows read-only besides the system."""
     hidden: list[Path] = field(default_factory=list)
+    """What it masks where a readable path would show it (the store, the sources)."""
+    module: str = "debugger.replay.child"
+    """The child's entry point, run as ``python -m MODULE --input-fd N --protocol-fd N
+    --log-fd N --isolation I``: it reads its JSON document from the input descriptor and
+    speaks :mod:`debugger.replay.protocol` on the protocol descriptor. Another kind of agent
+    (a LangGraph graph) has its own entry point speaking the same protocol."""
 
 
 def work_dir(output_dir: Path) -> Path:
@@ -72,7 +82,7 @@ def work_dir(output_dir: Path) -> Path:
 
 
 def _argv(sandbox: Sandbox, output_dir: Path, fds: tuple[int, int, int]) -> list[str]:
-    python = [sys.executable, "-m", "debugger.replay.child", "--input-fd", str(fds[0]),
+    python = [sys.executable, "-m", sandbox.module, "--input-fd", str(fds[0]),
               "--protocol-fd", str(fds[1]), "--log-fd", str(fds[2]),
               "--isolation", sandbox.isolation]  # fmt: skip
     if sandbox.isolation == "hooks":
