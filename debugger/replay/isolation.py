@@ -207,7 +207,8 @@ def bwrap_command(
     env: dict[str, str],
 ) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in the sandbox described above."""
-    cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    # the bwrap check_available found on this PATH (the child's own PATH is another)
+    cmd = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
            "--hostname", "stepscope-replay"]  # fmt: skip
     for d in _SYSTEM:

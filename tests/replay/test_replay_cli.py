@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,22 @@ def test_an_env_name_that_is_not_set_is_bad_input(recorded_runs: RecordedRuns) -
         "error: --env NOT_SET_X1: NOT_SET_X1 is not set in this environment. Hint: set it "
         "first, or pass --env NOT_SET_X1=VALUE."
     )
+
+
+def test_without_user_namespaces_the_replay_says_so(
+    recorded_runs: RecordedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bwrap that fails the way it does where unprivileged user namespaces are disabled
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    out_dir = tmp_path / "out"
+    code, _, err = _run("ledger-done", "--from", "2", "--agent", AGENT, "--output", str(out_dir),
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 2 and not out_dir.exists()
+    assert err.startswith(
+        "error: bubblewrap could not create the sandbox: bwrap: setting up uid map: "
+        "Permission denied. Hint: unprivileged user namespaces may be disabled"
+    )
+    assert "--isolation=hooks" in err and len(err.strip().splitlines()) == 1
