@@ -166,13 +166,15 @@ class Writer:
     """The child's end: one message a line on the protocol descriptor."""
 
     def __init__(self, fd: int) -> None:
-        self._stream = os.fdopen(fd, "wb", buffering=0)
+        # buffered: a flush writes the whole message even where the pipe takes it in parts
+        self._stream = os.fdopen(fd, "wb")
 
     def send(self, message_type: str, /, **fields: Any) -> None:
         """Send one message (its keys must be those of ``SCHEMAS[message_type]``)."""
         line = orjson.dumps({"type": message_type, **fields}, default=repr,
                             option=orjson.OPT_NON_STR_KEYS)  # fmt: skip
         self._stream.write(line + b"\n")
+        self._stream.flush()
 
 
 class Reader:
