@@ -12,6 +12,8 @@
   nothing else: the rest of ``$HOME`` and the disk is absent, and the store, its WAL and
   every source the store was imported from are masked where an import path would show
   them. Writable: only the replay's work directory, and a private, size-capped ``/tmp``;
+- no Unix-domain sockets (a seccomp filter, :mod:`debugger.replay.seccomp`): a socket file
+  in a visible directory could otherwise be connected to;
 - a cleared environment (:func:`environment`).
 
 ``hooks`` is the weaker mode: the child runs as a plain process with the same environment
@@ -41,8 +43,8 @@ FILE_LIMIT_MB = 1024
 OPEN_FILES = 1024
 """Descriptors the child may hold (RLIMIT_NOFILE)."""
 PROCESSES = 1024
-"""RLIMIT_NPROC: counted per user by the kernel (and not enforced for root, where the PID
-namespace is what bounds a replay's processes)."""
+"""RLIMIT_NPROC: counted per user by the kernel, and not enforced for root (the PID
+namespace then bounds how long a replay's processes live, not how many there are)."""
 TMP_MB = 256
 """Size of the private ``/tmp`` and ``/dev/shm`` (memory-backed, so capped)."""
 
@@ -205,12 +207,14 @@ def bwrap_command(
     readable: list[Path],
     hidden: Iterable[Path],
     env: dict[str, str],
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """The ``bwrap`` command line that runs ``argv`` in the sandbox described above."""
+    """The ``bwrap`` command line that runs ``argv`` in the sandbox described above
+    (``seccomp_fd``: a descriptor to read a seccomp program from, :mod:`.seccomp`)."""
     # the bwrap check_available found on this PATH (the child's own PATH is another)
-    cmd = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-           "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--hostname", "stepscope-replay"]  # fmt: skip
+    cmd = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid",
+           "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
+           "--new-session", "--cap-drop", "ALL", "--hostname", "stepscope-replay"]  # fmt: skip
     for d in _SYSTEM:
         if os.path.islink(d):
             cmd += ["--symlink", os.readlink(d), d]
@@ -238,6 +242,8 @@ def bwrap_command(
     cmd += ["--bind", str(writable), str(writable), *later, "--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
     return [*cmd, "--chdir", str(writable), "--", *argv]
 
 

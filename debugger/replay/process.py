@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from debugger.replay import isolation as iso
 from debugger.replay.protocol import ProtocolError, Reader
+from debugger.replay.seccomp import no_unix_sockets
 
 EventFn = Callable[[dict[str, Any]], None]
 EXIT_GRACE_S = 2.0
@@ -81,14 +82,28 @@ def work_dir(output_dir: Path) -> Path:
     return output_dir / "work"
 
 
-def _argv(sandbox: Sandbox, output_dir: Path, fds: tuple[int, int, int]) -> list[str]:
+def _argv(
+    sandbox: Sandbox, output_dir: Path, fds: tuple[int, int, int], seccomp_fd: int | None
+) -> list[str]:
     python = [sys.executable, "-m", sandbox.module, "--input-fd", str(fds[0]),
               "--protocol-fd", str(fds[1]), "--log-fd", str(fds[2]),
               "--isolation", sandbox.isolation]  # fmt: skip
     if sandbox.isolation == "hooks":
         return python
     return iso.bwrap_command(python, writable=work_dir(output_dir), readable=sandbox.readable,
-                             hidden=sandbox.hidden, env=sandbox.env)  # fmt: skip
+                             hidden=sandbox.hidden, env=sandbox.env,
+                             seccomp_fd=seccomp_fd)  # fmt: skip
+
+
+def _seccomp_pipe(sandbox: Sandbox) -> int | None:
+    """A pipe holding the seccomp program for bwrap to read, or None (hooks, other arch)."""
+    program = no_unix_sockets() if sandbox.isolation == "kernel" else None
+    if program is None:
+        return None
+    read_end, write_end = os.pipe()
+    os.write(write_end, program)  # a few dozen bytes: the pipe's buffer takes them at once
+    os.close(write_end)
+    return read_end
 
 
 def run_child(
@@ -102,6 +117,7 @@ def run_child(
     result = ChildResult()
     work_dir(output_dir).mkdir(exist_ok=True)
     read_end, write_end = os.pipe()
+    seccomp = _seccomp_pipe(sandbox)
     cpu = math.ceil(timeout_s) + 1
     with (
         input_path.open("rb") as data,
@@ -109,15 +125,18 @@ def run_child(
         (output_dir / "child.stderr").open("wb") as err,
     ):
         fds = (data.fileno(), write_end, log.fileno())
+        extra = () if seccomp is None else (seccomp,)
         try:
             proc = subprocess.Popen(
-                _argv(sandbox, output_dir, fds), stdin=subprocess.DEVNULL, stdout=err,
-                stderr=err, cwd=work_dir(output_dir), env=sandbox.env, pass_fds=fds,
+                _argv(sandbox, output_dir, fds, seccomp), stdin=subprocess.DEVNULL, stdout=err,
+                stderr=err, cwd=work_dir(output_dir), env=sandbox.env, pass_fds=fds + extra,
                 start_new_session=True,
                 preexec_fn=lambda: iso.set_limits(sandbox.memory_mb, cpu),
             )  # fmt: skip
         finally:
             os.close(write_end)
+            if seccomp is not None:
+                os.close(seccomp)
         stream = os.fdopen(read_end, "rb")
         deadline = time.monotonic() + timeout_s
         try:

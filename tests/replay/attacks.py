@@ -361,6 +361,31 @@ class Looker(Attack):
         _try(notes, "/root", lambda: os.listdir("/root"))
 
 
+class UnixSocket(Attack):
+    """Connects to a Unix socket in the project directory (a read-only mount allows it), with
+    the guard's tables emptied: only the seccomp filter stands in the way."""
+
+    def attack(self, notes: Notes) -> None:
+        import _socket
+
+        from debugger.replay import guard
+
+        guard._NETWORK_EVENTS.clear()
+
+        def connect() -> None:
+            s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            try:
+                _socket.socket.connect(s, os.environ["ATTACK_UNIX"])
+                s.send(b"escaped")
+            finally:
+                s.close()
+
+        _try(notes, "unix connect", connect)
+        libc = ctypes.CDLL(None, use_errno=True)
+        notes.append(f"libc socket {libc.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0)}")
+        _try(notes, "socketpair", socket.socketpair)
+
+
 class Explained(Attack):
     """Reaches for a database server the ordinary way: the hooks name what was tried."""
 
@@ -402,4 +427,5 @@ forged_end_and_exit = ForgedEndAndExit()
 env_reader = EnvReader()
 looker = Looker()
 explained = Explained()
+unix_socket = UnixSocket()
 pg_writer = PgWriter()
