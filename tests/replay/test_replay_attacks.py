@@ -9,6 +9,7 @@ really reaches its target and is refused by the kernel, not by the target being 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -27,7 +28,7 @@ import pytest
 
 from debugger.replay import ReplayReport, replay
 from debugger.store import Store
-from tests.fixtures.replay import record_runs
+from tests.fixtures.replay import RecordedRuns, record_runs
 
 ATTACKS = "tests.replay.attacks"
 VICTIMS = [f"victim-{c}.txt" for c in "abcde"]
@@ -238,7 +239,7 @@ def test_listening_for_an_inbound_connection(attacked: Attacked, project: Projec
 
     def knock() -> None:
         while not done.is_set():
-            with socket.socket() as s, contextlib_suppress():
+            with socket.socket() as s, contextlib.suppress(OSError):
                 s.settimeout(0.2)
                 s.connect(("127.0.0.1", port))
                 reached.append(True)
@@ -252,12 +253,6 @@ def test_listening_for_an_inbound_connection(attacked: Attacked, project: Projec
         done.set()
         thread.join()
     assert reached == [] and "accept: TimeoutError" in notes(report, project)
-
-
-def contextlib_suppress() -> Any:
-    import contextlib
-
-    return contextlib.suppress(OSError)
 
 
 def test_raising_the_memory_limit(attacked: Attacked, project: Project) -> None:
@@ -358,7 +353,7 @@ def test_a_psycopg_agent_cannot_reach_postgres_in_replay(
 
 
 def test_hooks_mode_does_not_contain_a_survivor(
-    recorded_runs: Any, tmp_path: Path, listener: socket.socket
+    recorded_runs: RecordedRuns, tmp_path: Path, listener: socket.socket
 ) -> None:
     """The weaker mode, shown: a forked survivor outlives the replay (and the check sees it)."""
     mark = uuid.uuid4().hex
