@@ -237,8 +237,8 @@ def classify(
 def missing_divergences(tape: Tape, step: int) -> list[dict[str, Any]]:
     """Divergences for the original's calls of ``step`` never made (each reported once)."""
     found = []
-    for entry in tape.unused(step):
-        if entry.step_index != step:
+    for entry in tape.by_step.get(step, []):
+        if entry.used:
             continue
         entry.used = True
         what = "the write" if entry.is_write else f"the {entry.kind} call"
