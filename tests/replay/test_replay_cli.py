@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from debugger.cli import main
+from debugger.store import Store
 from tests.fixtures.replay import RecordedRuns
 
 AGENT = "tests.replay.agents:ledger_agent"
@@ -133,6 +134,9 @@ def test_hooks_mode_is_named_in_every_report(recorded_runs: RecordedRuns) -> Non
     assert report["isolation"] == "kernel"
     saved = json.loads((Path(report["output_dir"]) / "report.json").read_text())
     assert saved["isolation"] == "kernel"
+    with Store.open(recorded_runs.store_path, read_only=True) as store:
+        stored = store.checkpoint(report["replay_run_id"]).metadata["replay"]
+    assert stored["isolation"] == "kernel"  # the stored run says it too
 
 
 def test_an_env_name_that_is_not_set_is_bad_input(recorded_runs: RecordedRuns) -> None:
