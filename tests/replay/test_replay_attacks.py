@@ -366,3 +366,47 @@ def test_hooks_mode_does_not_contain_a_survivor(
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert report.isolation == "hooks" and survivors
+
+
+@pytest.mark.parametrize("agent", ["guard_globals", "ctypes_libc", "fork_exec"])
+def test_the_attacks_are_real_under_hooks_alone_they_get_out(
+    tmp_path: Path, listener: socket.socket, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    """The same agents under --isolation=hooks, on a scratch copy: they do reach the
+    listener or write outside, so the kernel runs above are what contains them."""
+    root = tmp_path / "scratch"
+    root.mkdir()
+    runs = record_runs(root)
+    for name in VICTIMS:
+        (root / name).write_text("original")
+    monkeypatch.syspath_prepend(str(root))
+    mark = uuid.uuid4().hex
+    env = {"ATTACK_PORT": str(listener.getsockname()[1]), "ATTACK_DIR": str(root),
+           "ATTACK_MARK": mark}  # fmt: skip
+    report = replay(runs.store_path, "ledger-done", 2, f"{ATTACKS}:{agent}", mode="lenient",
+                    isolation="hooks", env=[f"{k}={v}" for k, v in env.items()])  # fmt: skip
+    for pid in _marked(mark):
+        os.kill(pid, signal.SIGKILL)
+    changed = [v for v in VICTIMS if (root / v).read_text() != "original"]
+    try:
+        connection, _ = listener.accept()
+        connection.close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    assert report.isolation == "hooks" and (changed or connected), report.reason
+
+
+def test_the_c_driver_reaches_postgres_under_hooks_alone(
+    recorded_runs: RecordedRuns, pg_url: str
+) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS replay_target (value TEXT)")
+        con.execute("DELETE FROM replay_target")
+    replay(recorded_runs.store_path, "ledger-done", 2, f"{ATTACKS}:pg_writer", mode="lenient",
+           isolation="hooks", env=[f"AGENT_PG_URL={pg_url}"])  # fmt: skip
+    with psycopg.connect(pg_url) as con:
+        rows = con.execute("SELECT value FROM replay_target").fetchall()
+    assert rows == [("from-replay",)]  # what --isolation=hooks does not stop
