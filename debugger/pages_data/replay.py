@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from debugger.model import Run
+from debugger.replay.report import ISOLATION_WORDS
 
 SAMPLE_INPUTS = {
     "replay_agent": "sample_checkpoints.refund_desk.agent:fixed_agent",
@@ -63,6 +64,13 @@ def headline(report: dict[str, Any]) -> tuple[str, Tone]:
     if report["outcome"] in ("diverged", "end_of_original", "completed", "parked"):
         return text, "warning"
     return text, "error"
+
+
+def isolation_note(report: dict[str, Any]) -> str:
+    """The isolation the replay ran under, in words (reports saved before it was recorded
+    ran under the in-process hooks)."""
+    isolation = report.get("isolation") or "hooks"
+    return f"Isolation: {ISOLATION_WORDS.get(isolation, isolation)}"
 
 
 def counts(report: dict[str, Any]) -> dict[str, int]:
