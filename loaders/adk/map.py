@@ -294,7 +294,11 @@ class SessionMap:
                 del self.open[c["id"]]
         else:  # the model's: an error event has no content, so no model row yet
             row = self.calls.get(f"model:{eid}") or self._add(
-                f"model:{eid}", step, kind="model", name=self.model or "model", response=None,
+                f"model:{eid}",
+                step,
+                kind="model",
+                name=self.model or "model",
+                response=None,
                 request=to_json({"invocation_id": event.get("invocation_id")}),
             )
             row["error"] = error
