@@ -99,7 +99,7 @@ def test_import_matches_the_sdks_view(imported: Path) -> None:
 def test_retries_and_failures_are_on_the_tape(imported: Path) -> None:
     with debugger.open(imported) as s:
         flaky = s.tool_calls(_run(imported, "flaky-card"))
-        assert [(t.name, t.error, t.response) for t in flaky][0] == (
+        assert (flaky[0].name, flaky[0].error, flaky[0].response) == (
             "charge_card",
             None,
             {"amount_cents": 990, "charge_id": "ch_flaky"},
