@@ -46,7 +46,7 @@ def runtime_python(runtime: str) -> str | None:
     return sys.executable if found else None
 
 
-def regenerate(runtime: str, script: Path, out: Path) -> None:
+def regenerate(runtime: str, script: Path, out: Path, *args: str) -> None:
     """Run a generator with the runtime's Python into ``out`` (skip when there is none)."""
     python = runtime_python(runtime)
     if python is None:
@@ -55,7 +55,7 @@ def regenerate(runtime: str, script: Path, out: Path) -> None:
             f"(see docs/{runtime}.md)"
         )
     done = subprocess.run(
-        [python, str(script), str(out)], capture_output=True, text=True, timeout=240
+        [python, str(script), str(out), *args], capture_output=True, text=True, timeout=240
     )
     assert done.returncode == 0, done.stderr[-4000:]
 

@@ -3,11 +3,11 @@
 Run with a Python that has ``google-adk[db]`` (not Stepscope's own environment: the
 runtimes live in their own venvs, see docs/adk.md)::
 
-    /work/venvs/adk/bin/python tests/runtimes/adk/generate.py OUT_DIR
+    /work/venvs/adk/bin/python tests/runtimes/adk/generate.py OUT_DIR [postgresql://URL]
 
 It writes ``OUT_DIR/adk.sqlite`` through ``DatabaseSessionService`` (SQLAlchemy +
-aiosqlite) and ``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each
-session (its events, their function calls and responses, usage, errors, the final state),
+aiosqlite), or into the empty Postgres database URL given (through asyncpg), and
+``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each session (its events, their function calls and responses, usage, errors, the final state),
 which the tests compare Stepscope's import with. The model is a ``BaseLlm`` subclass that
 answers from a script: nothing leaves the machine.
 
@@ -133,11 +133,14 @@ def _confirmation_call(service: DatabaseSessionService, events: list[Any]) -> st
     raise LookupError("no confirmation request")
 
 
-async def generate(out: Path) -> None:
+async def generate(out: Path, url: str | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    db = out / "adk.sqlite"
-    db.unlink(missing_ok=True)
-    service = DatabaseSessionService(f"sqlite+aiosqlite:///{db}")
+    if url:  # ADK creates its tables in the empty database
+        service = DatabaseSessionService(url.replace("postgresql://", "postgresql+asyncpg://", 1))
+    else:
+        db = out / "adk.sqlite"
+        db.unlink(missing_ok=True)
+        service = DatabaseSessionService(f"sqlite+aiosqlite:///{db}")
     plain = Runner(app_name=APP, agent=agent(False), session_service=service)
     confirming = Runner(app_name=APP, agent=agent(True), session_service=service)
     raised: dict[str, str | None] = {}
@@ -187,6 +190,5 @@ async def adk_view(service: DatabaseSessionService, sid: str, raised: str | None
 
 
 if __name__ == "__main__":
-    asyncio.run(
-        generate(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "data"))
-    )
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "data"
+    asyncio.run(generate(out, sys.argv[2] if len(sys.argv) > 2 else None))

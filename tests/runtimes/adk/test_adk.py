@@ -213,3 +213,33 @@ def test_regenerated_with_the_real_package(tmp_path: Path) -> None:
                    for e in v["events"]] for sid, v in committed.items()}  # fmt: skip
     assert {sid: [(e["author"], [c["name"] for c in e["calls"]], e["error_code"])
                   for e in v["events"]] for sid, v in fresh.items()} == shape  # fmt: skip
+
+
+@pytest.mark.adk
+@pytest.mark.postgres
+def test_written_to_postgres_by_the_real_package(pg_server: Any, tmp_path: Path) -> None:
+    """ADK's DatabaseSessionService on Postgres (asyncpg), read through the Postgres reader."""
+    url = pg_server.create_database("adk")
+    regenerate("adk", HERE / "generate.py", tmp_path / "pg", url)
+    report = do_import(url, tmp_path / "s.duckdb")
+    assert report.flavour == "adk" and report.total.quarantined == 0
+    check_against_view(tmp_path / "s.duckdb", _view(tmp_path / "pg"))
+
+
+def test_a_grown_session_adds_only_its_new_events(tmp_path: Path) -> None:
+    """A database imported mid-session, then again once it finished, ends as a fresh import."""
+    src = tmp_path / "adk.sqlite"
+    shutil.copy(DATA / "adk.sqlite", src)
+    con = sqlite3.connect(src)
+    con.execute("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE session_id = "
+                "'refund-ok' ORDER BY timestamp DESC LIMIT 2)")  # fmt: skip
+    con.commit()
+    con.close()
+    do_import(src, tmp_path / "followed.duckdb")
+    shutil.copy(DATA / "adk.sqlite", src)
+    report = do_import(src, tmp_path / "followed.duckdb")
+    assert report.tables["checkpoints"].imported == 2
+    t = report.total
+    assert t.read == t.imported + t.updated + t.already_present
+    do_import(src, tmp_path / "fresh.duckdb")
+    assert store_tables(tmp_path / "followed.duckdb") == store_tables(tmp_path / "fresh.duckdb")

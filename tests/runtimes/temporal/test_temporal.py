@@ -201,3 +201,21 @@ def test_regenerated_with_a_real_dev_server(tmp_path: Path) -> None:
     shape = {w: (v["closed"], v["signals"], sorted(v["activities"])) for w, v in fresh.items()}
     assert shape == {w: (v["closed"], v["signals"], sorted(v["activities"]))
                      for w, v in _view(DATA).items()}  # fmt: skip
+
+
+def test_a_grown_export_adds_only_its_new_events(tmp_path: Path) -> None:
+    """A history exported mid-run, then again once it finished, ends as a fresh import."""
+    full = json.loads((DATA / "histories" / "approval-granted.json").read_text())
+    src = tmp_path / "h" / "approval-granted.json"
+    src.parent.mkdir()
+    src.write_text(json.dumps({"events": full["events"][:10]}))
+    first = do_import(src.parent, tmp_path / "followed.duckdb")
+    assert first.tables["checkpoints"].imported == 10
+    src.write_text(json.dumps(full))
+    report = do_import(src.parent, tmp_path / "followed.duckdb")
+    grown = report.tables["checkpoints"]
+    assert (grown.read, grown.imported) == (21, 11)
+    t = report.total
+    assert t.read == t.imported + t.updated + t.already_present
+    do_import(src.parent, tmp_path / "fresh.duckdb")
+    assert store_tables(tmp_path / "followed.duckdb") == store_tables(tmp_path / "fresh.duckdb")
