@@ -7,7 +7,8 @@ runtimes live in their own venvs, see docs/adk.md)::
 
 It writes ``OUT_DIR/adk.sqlite`` through ``DatabaseSessionService`` (SQLAlchemy +
 aiosqlite), or into the empty Postgres database URL given (through asyncpg), and
-``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each session (its events, their function calls and responses, usage, errors, the final state),
+``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each session (its
+events, their function calls and responses, usage, errors, the final state),
 which the tests compare Stepscope's import with. The model is a ``BaseLlm`` subclass that
 answers from a script: nothing leaves the machine.
 
