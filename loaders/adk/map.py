@@ -29,8 +29,8 @@ from debugger.json_text import preview
 from debugger.store import state_hash
 from loaders.adk.source import RawEvent, RawSession
 from loaders.langgraph.decode import to_json
-from loaders.langgraph.flavour import stable_key
 from loaders.langgraph.map import key_in
+from loaders.runtime_rows import quarantined, stable_key
 
 CONFIRM = "adk_request_confirmation"
 SHARED = ("app:", "user:")
@@ -135,15 +135,7 @@ class SessionMap:
             key = stable_key(self.run, str(raw.event_id))
             if event is None:
                 text = raw.event_data if isinstance(raw.event_data, str) else repr(raw.event_data)
-                out.append(
-                    {
-                        "_key": key,
-                        "run_id": self.run,
-                        "checkpoint_id": str(raw.event_id),
-                        "_reason": reason,
-                        "_raw_text": preview(text, 2000),
-                    }
-                )
+                out.append(quarantined(key, self.run, str(reason), preview(text, 2000)))
                 continue
             out.append({"_key": key, **self._row(raw, event, step, parent)})
             parent = str(raw.event_id)

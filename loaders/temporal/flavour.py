@@ -1,95 +1,51 @@
 """The Temporal flavour: workflow histories as JSON files (a file, or a directory of them).
 
 Detected from the first file: ``{"events": [...]}`` starting with a workflow-started event.
-Each file is one workflow execution, mapped by :class:`loaders.temporal.map.HistoryMap`. A
-file that is not a history (not JSON, no events, no started event) is quarantined as one
-row naming the file and the reason; its neighbours are imported.
+Each file is one workflow execution, mapped by :class:`loaders.temporal.map.HistoryMap`;
+:func:`loaders.runtime_rows.plans_of` turns the histories into the importer's plans, and the
+activities' effect rows follow. A file that is not a history (not JSON, no events, no
+started event) is quarantined as one row naming the file and the reason; its neighbours are
+imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import orjson
-import pyarrow as pa
-
-from debugger.json_text import preview
-from loaders.base import Flavour, TablePlan, aligned_rows
+from loaders.base import Flavour, TablePlan
 from loaders.jsonfiles import JsonFilesReader
-from loaders.langgraph.flavour import select_all, stable_key, to_batch
+from loaders.langgraph import select_all, to_batch
+from loaders.runtime_rows import JsonDocument, RunRows, bad_document, json_documents, plans_of
 from loaders.temporal.decode import attributes, event_type
 from loaders.temporal.map import HistoryMap
 
-BATCH_ROWS = 1024
+EFFECT_BATCH = 4096
 
 
 def is_history(doc: Any) -> bool:
     """True for ``{"events": [{... WORKFLOW_EXECUTION_STARTED ...}, ...]}``."""
     events = doc.get("events") if isinstance(doc, dict) else None
     return (
-        isinstance(events, list)
-        and bool(events)
-        and isinstance(events[0], dict)
+        isinstance(events, list) and bool(events) and isinstance(events[0], dict)
         and event_type(events[0]) == "WORKFLOW_EXECUTION_STARTED"
-    )
+    )  # fmt: skip
 
 
-def _parse(path: Path, raw: bytes) -> tuple[HistoryMap | None, str | None]:
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        return None, f"{path.name} is not JSON ({e})"
-    if not is_history(doc):
-        return (
-            None,
-            f"{path.name} is not a Temporal workflow history (no events, or the "
-            "first is not WorkflowExecutionStarted)",
-        )
-    started = attributes(doc["events"][0])
+def history_of(doc: JsonDocument) -> tuple[HistoryMap | None, str | None]:
+    """The document's history, or None and why it is not one."""
+    value, why = doc.value()
+    if why:
+        return None, why
+    if not is_history(value):
+        return None, "not a Temporal workflow history (no events, or the first is not " \
+            "WorkflowExecutionStarted)"  # fmt: skip
+    started = attributes(value["events"][0])
     # the history names its workflow id since server 1.2x; else the file is named after it
-    wid = str(started.get("workflowId") or path.stem)
-    run = str(
-        started.get("originalExecutionRunId") or started.get("firstExecutionRunId") or path.stem
-    )
-    return HistoryMap(wid, run, [e for e in doc["events"] if isinstance(e, dict)]), None
-
-
-class _Walk:
-    def __init__(self, reader: JsonFilesReader, batch_rows: int) -> None:
-        self.reader = reader
-        self.batch_rows = aligned_rows(min(batch_rows, BATCH_ROWS))
-        self.effects: list[dict[str, Any]] = []
-        self.tape: list[dict[str, Any]] = []
-
-    def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
-        rows: list[dict[str, Any]] = []
-        for key, path, raw in self.reader.documents():
-            history, reason = _parse(path, raw)
-            if history is None:
-                rows.append(
-                    {
-                        "_key": stable_key(str(path), str(key)),
-                        "run_id": path.stem,
-                        "checkpoint_id": path.name,
-                        "_reason": reason,
-                        "_raw_text": preview(raw.decode("utf-8", "replace"), 2000),
-                    }
-                )
-            else:
-                rows += history.rows()
-                self.effects += history.effect_rows()
-                self.tape += history.tape_rows()
-            while len(rows) >= self.batch_rows:
-                yield to_batch("checkpoints", rows[: self.batch_rows])
-                rows = rows[self.batch_rows :]
-        if rows:
-            yield to_batch("checkpoints", rows)
-
-    def batches(self, table: str, rows: list[dict[str, Any]]) -> Iterator[pa.RecordBatch]:
-        for i in range(0, len(rows), self.batch_rows):
-            yield to_batch(table, rows[i : i + self.batch_rows])
+    wid = str(started.get("workflowId") or doc.stem)
+    run = str(started.get("originalExecutionRunId") or started.get("firstExecutionRunId")
+              or doc.stem)  # fmt: skip
+    return HistoryMap(wid, run, [e for e in value["events"] if isinstance(e, dict)]), None
 
 
 class TemporalFlavour(Flavour[JsonFilesReader]):
@@ -102,11 +58,21 @@ class TemporalFlavour(Flavour[JsonFilesReader]):
         return is_history(reader.first())
 
     def plans(self, reader: JsonFilesReader) -> Iterator[TablePlan]:
-        walk = _Walk(reader, self.batch_rows)
-        yield TablePlan("checkpoints", walk.checkpoint_batches(), select_all("checkpoints"))
-        if walk.effects:
-            yield TablePlan("effects", walk.batches("effects", walk.effects), select_all("effects"))
-        if walk.tape:
-            yield TablePlan(
-                "tool_calls", walk.batches("tool_calls", walk.tape), select_all("tool_calls")
-            )
+        # one row an activity: kept until the histories are read, then written
+        effects: list[dict[str, Any]] = []
+
+        def histories() -> Iterator[RunRows]:
+            for doc in json_documents(reader):
+                history, why = history_of(doc)
+                if history is None:
+                    yield bad_document(doc, doc.stem, str(why))
+                    continue
+                rows = history.rows()  # walks the events: effects and tape are known after
+                effects.extend(history.effect_rows())
+                yield RunRows(rows, history.tape_rows())
+
+        yield from plans_of(histories(), self.batch_rows, reader.count("documents"))
+        if effects:
+            batches = (to_batch("effects", effects[i : i + EFFECT_BATCH])
+                       for i in range(0, len(effects), EFFECT_BATCH))  # fmt: skip
+            yield TablePlan("effects", batches, select_all("effects"))

@@ -26,7 +26,7 @@ from typing import Any
 from debugger.contract import GIVEN_STATE_HASH
 from debugger.store import state_hash
 from loaders.langgraph.decode import to_json
-from loaders.langgraph.flavour import stable_key
+from loaders.runtime_rows import stable_key
 from loaders.temporal.decode import attributes, event_type, failure_text, payloads
 
 CLOSED = {

@@ -176,8 +176,8 @@ def test_one_file_imports_and_bad_files_are_quarantined(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb", read_only=True) as st:
         reasons = sorted(st.quarantine()["reason"])
         assert len(st.run_records()) == len(COVERED)
-    assert reasons[0].startswith("zz-broken.json is not JSON")
-    assert reasons[1].startswith("zz-other.json is not a Temporal workflow history")
+    assert reasons[0].startswith("zz-broken.json: not valid JSON")
+    assert reasons[1].startswith("zz-other.json: not a Temporal workflow history")
 
 
 def test_flavour_is_insisted_on_and_a_wrong_source_is_one_line(tmp_path: Path) -> None:
