@@ -62,6 +62,15 @@ def is_adk(reader: SqlReader) -> bool:
     return {"event_data", "session_id", "invocation_id"}.issubset(reader.columns("events"))
 
 
+def looks_like_adk(reader: SqlReader) -> bool:
+    """ADK's tables, current or the pickled v0 ones (refused by :func:`check_schema` with a
+    hint, rather than called an unknown shape)."""
+    if not TABLES.issubset(reader.tables()):
+        return False
+    cols = set(reader.columns("events"))
+    return {"session_id", "invocation_id"}.issubset(cols) and bool({"event_data", "actions"} & cols)
+
+
 def check_schema(reader: SqlReader) -> None:
     """Refuse ADK's pickled v0 schema (and anything else) with a hint.
 

@@ -243,3 +243,21 @@ def test_a_grown_session_adds_only_its_new_events(tmp_path: Path) -> None:
     assert t.read == t.imported + t.updated + t.already_present
     do_import(src, tmp_path / "fresh.duckdb")
     assert store_tables(tmp_path / "followed.duckdb") == store_tables(tmp_path / "fresh.duckdb")
+
+
+def test_the_pickled_v0_schema_is_refused_in_one_line(tmp_path: Path) -> None:
+    """ADK's v0 tables pickled event actions: Stepscope says so and never unpickles."""
+    from tests.fixtures.native import stepscope
+
+    v0 = tmp_path / "v0.sqlite"
+    con = sqlite3.connect(v0)
+    con.execute("CREATE TABLE sessions (app_name VARCHAR, user_id VARCHAR, id VARCHAR, "
+                "state TEXT, create_time DATETIME, update_time DATETIME)")  # fmt: skip
+    con.execute("CREATE TABLE events (id VARCHAR, app_name VARCHAR, user_id VARCHAR, "
+                "session_id VARCHAR, invocation_id VARCHAR, author VARCHAR, actions BLOB, "
+                "timestamp DATETIME, content TEXT)")  # fmt: skip
+    con.close()
+    result = stepscope("import", str(v0), "--flavor", "adk", "--store", str(tmp_path / "s.db"))
+    assert result.exit_code == 2
+    assert "v0 schema" in result.output and "migrat" in result.output
+    assert "Traceback" not in result.output
