@@ -219,3 +219,12 @@ def test_a_grown_export_adds_only_its_new_events(tmp_path: Path) -> None:
     assert t.read == t.imported + t.updated + t.already_present
     do_import(src.parent, tmp_path / "fresh.duckdb")
     assert store_tables(tmp_path / "followed.duckdb") == store_tables(tmp_path / "fresh.duckdb")
+
+
+def test_the_import_page_takes_an_uploaded_history(tmp_path: Path) -> None:
+    from debugger.pages_data.imports import FLAVOURS, import_upload
+
+    assert "temporal" in FLAVOURS and "adk" in FLAVOURS
+    data = (DATA / "histories" / "refund-timeout.json").read_bytes()
+    result = import_upload(str(tmp_path / "s.duckdb"), "refund-timeout.json", data)
+    assert result.report.flavour == "temporal" and result.report.runs_touched == 1
