@@ -157,15 +157,22 @@ class HistoryMap:
             timer["status"] = status
             if status == "started":
                 timer["duration"] = a.get("startToFireTimeout")
-        elif kind == "WORKFLOW_EXECUTION_SIGNALED":
+        elif kind in ("WORKFLOW_EXECUTION_SIGNALED", "WORKFLOW_EXECUTION_UPDATE_ACCEPTED"):
+            # a signal or an accepted update: the input a person (or system) sent the workflow
+            asked = ((a.get("acceptedRequest") or {}).get("input")) or {}
             signal = {
-                "name": a.get("signalName"),
-                "input": payloads(a.get("input")),
+                "name": a.get("signalName") or asked.get("name"),
+                "input": payloads(a.get("input") or asked.get("args")),
                 "event_id": int(eid),
                 "identity": a.get("identity"),
             }
+            if asked:
+                signal["kind"] = "update"
             self.state["signals"].append(signal)
             md["signal"] = signal
+        elif kind == "WORKFLOW_EXECUTION_CANCEL_REQUESTED":
+            self.state["workflow"]["cancel_requested"] = {"event_id": int(eid),
+                                                          "cause": a.get("cause")}  # fmt: skip
         elif "CHILD_WORKFLOW_EXECUTION" in kind:
             self._child(kind, a, eid)
         elif kind == "MARKER_RECORDED":

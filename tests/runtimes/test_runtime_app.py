@@ -11,7 +11,7 @@ from tests.runtimes.conftest import do_import
 from tests.ui.helpers import open_app, texts
 
 HERE = Path(__file__).parent
-TIMEOUT = "refund-timeout/01a2342c-eeec-7ce3-9cd5-4a41064e58b8"
+TIMEOUT = "refund-timeout/01a23454-ddaf-703a-994c-ca5ae22ea1d2"
 CONFIRM = "refund_desk/u-42/refund-confirm"
 IN_FLIGHT = "1 effect(s) in flight: check each key against the system of record before resuming."
 """The Timeline's callout for a head's pending effect (a timed-out activity, a held call)."""

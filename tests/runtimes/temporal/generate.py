@@ -17,8 +17,9 @@ activity that fails twice, then succeeds on its third attempt), ``payment-declin
 activity failing on every attempt: the workflow fails), ``refund-timeout`` (a refund that
 outlives its start-to-close timeout, not retried: outcome unknown, the workflow fails),
 ``approval-waiting`` (waits for a signal that never came), ``approval-granted`` (the
-signal came), ``parent-order`` with its child ``parent-order-child``, and
-``export-in-flight`` (an activity still running when the history was read).
+signal came), ``parent-order`` with its child ``parent-order-child``, ``export-in-flight`` (an
+activity still running when the history was read), ``approval-by-update`` (the approval
+came as an update) and ``order-cancelled`` (cancelled while it waited).
 """
 
 from __future__ import annotations
@@ -119,6 +120,11 @@ class ApprovalWorkflow:
     def approve(self, decision: dict[str, Any]) -> None:
         self.decision = decision
 
+    @workflow.update
+    def decide(self, decision: dict[str, Any]) -> str:
+        self.decision = decision
+        return "noted"
+
     @workflow.run
     async def run(self, order: Order) -> str:
         await workflow.execute_activity(charge_card, order, start_to_close_timeout=QUICK)
@@ -207,7 +213,20 @@ async def scenarios(client: Client) -> dict[str, WorkflowHistory]:
                                   task_queue=QUEUE),
         "export-in-flight": await run(ExportWorkflow.run, "q4", id="export-in-flight",
                                       task_queue=QUEUE),
+        "approval-by-update": await run(ApprovalWorkflow.run, Order("upd", 7000),
+                                        id="approval-by-update", task_queue=QUEUE),
+        "order-cancelled": await run(ApprovalWorkflow.run, Order("cxl", 3000),
+                                     id="order-cancelled", task_queue=QUEUE),
     }  # fmt: skip
+    by_update = handles["approval-by-update"]
+    await wait_for(by_update, _EVENT["activity completed"])
+    await by_update.execute_update(ApprovalWorkflow.decide, {"approved": True, "by": "lead"})
+    cancelled = handles["order-cancelled"]
+    await wait_for(cancelled, _EVENT["activity completed"])
+    await cancelled.cancel()
+    await by_update.result()
+    with contextlib.suppress(Exception):  # cancelled on purpose
+        await cancelled.result()
     granted = handles["approval-granted"]
     await wait_for(granted, _EVENT["activity completed"])
     await granted.signal(ApprovalWorkflow.approve, {"approved": True, "by": "ops@example.com"})
@@ -290,6 +309,8 @@ def sdk_view(path: Path, workflow_id: str) -> dict[str, Any]:
                 act["attempt"] = attrs.get("attempt", 1)
         elif name == "WORKFLOW_EXECUTION_SIGNALED":
             signals.append(attrs["signalName"])
+        elif name == "WORKFLOW_EXECUTION_UPDATE_ACCEPTED":
+            signals.append(attrs["acceptedRequest"]["input"]["name"])
         elif name == "WORKFLOW_TASK_COMPLETED":
             sdk = attrs.get("sdkMetadata", {})
             if sdk.get("sdkVersion"):
@@ -303,7 +324,8 @@ def sdk_view(path: Path, workflow_id: str) -> dict[str, Any]:
             closes.append(name.removeprefix("WORKFLOW_EXECUTION_"))
     started = MessageToDict(history.events[0].workflow_execution_started_event_attributes)
     return {"events": len(history.events), "activities": acts, "signals": signals,
-            "closed": [c for c in closes if c not in ("SIGNALED", "CANCEL_REQUESTED")],
+            "closed": [c for c in closes if c in ("COMPLETED", "FAILED", "TIMED_OUT",
+                                                  "TERMINATED", "CANCELED", "CONTINUED_AS_NEW")],
             "run_id": started.get("originalExecutionRunId"),
             "workflow_type": started["workflowType"]["name"],
             "sdk_versions": sorted(sdks), "build_ids": sorted(builds)}  # fmt: skip

@@ -27,7 +27,8 @@ DATA = HERE / "data"
 COVERED = {"order-ok": "completed", "flaky-card": "completed", "payment-declined": "failed",
            "refund-timeout": "failed", "approval-waiting": "parked",
            "approval-granted": "completed", "parent-order": "completed",
-           "parent-order-child": "completed", "export-in-flight": "in_progress"}  # fmt: skip
+           "parent-order-child": "completed", "export-in-flight": "in_progress",
+           "approval-by-update": "completed", "order-cancelled": "failed"}  # fmt: skip
 """The status each generated workflow must have: one of each Temporal can express."""
 EFFECT = {"COMPLETED": "committed", "FAILED": "failed", "TIMED_OUT": "unknown",
           "SCHEDULED": "pending", "STARTED": "pending"}  # fmt: skip
@@ -148,6 +149,15 @@ def test_waiting_and_in_flight_workflows(imported: Path) -> None:
         assert granted["signals"][0]["input"] == {"approved": True, "by": "ops@example.com"}
         parent = s.checkpoint(_run(imported, "parent-order")).working_state
         assert parent["children"]["parent-order-child"]["status"] == "completed"
+        (update,) = s.checkpoint(_run(imported, "approval-by-update")).working_state["signals"]
+        assert (update["name"], update["kind"], update["input"]) == (
+            "decide",
+            "update",
+            {"approved": True, "by": "lead"},
+        )
+        cancelled = s.checkpoint(_run(imported, "order-cancelled"))
+        assert cancelled.working_state["workflow"]["cancel_requested"]
+        assert cancelled.metadata["error"].startswith("workflow canceled")
 
 
 def test_reimport_adds_nothing_and_source_is_unchanged(tmp_path: Path) -> None:
