@@ -15,8 +15,9 @@ answers from a script: nothing leaves the machine.
 Sessions (ids): ``refund-ok`` (two tool calls, state written by a tool and by the agent's
 ``output_key``, a ``user:`` key), ``lookup-error`` (the tool raises ``ConnectionError``),
 ``quota`` (the model answers ``RESOURCE_EXHAUSTED``), ``refund-confirm`` (a tool that
-requires confirmation: the run pauses on it) and ``refund-confirmed`` (the same, confirmed
-and resumed).
+requires confirmation: the run pauses on it), ``refund-confirmed`` (the same, confirmed
+and resumed) and ``refund-crashed`` (the process dies inside the refund tool: its call is
+stored, its answer never).
 """
 
 from __future__ import annotations
@@ -51,8 +52,14 @@ def lookup_order(order_id: str, tool_context: ToolContext) -> dict[str, Any]:
     return {"order_id": order_id, "amount_cents": 12900, "status": "delivered"}
 
 
+class ProcessDied(BaseException):
+    """Stands for the process dying inside a tool (no ``Exception``: ADK records nothing)."""
+
+
 def issue_refund(order_id: str, amount_cents: int, tool_context: ToolContext) -> dict[str, Any]:
     """Refund an order."""
+    if order_id == "A-4004":
+        raise ProcessDied("killed while the bank was being called")
     tool_context.state["refunded"] = [*tool_context.state.get("refunded", []), order_id]
     return {"refund_id": f"rf-{order_id}", "amount_cents": amount_cents}
 
@@ -121,7 +128,7 @@ async def _run(runner: Runner, session: str, message: types.Content) -> str | No
     try:
         async for _ in runner.run_async(user_id=USER, session_id=session, new_message=message):
             pass
-    except Exception as e:  # the runner re-raises a tool's exception after storing it
+    except (Exception, ProcessDied) as e:  # the runner re-raises a tool's exception
         return f"{type(e).__name__}: {e}"
     return None
 
@@ -151,6 +158,7 @@ async def generate(out: Path, url: str | None = None) -> None:
         ("quota", plain, "quota test for order A-1"),
         ("refund-confirm", confirming, "please refund order A-2002"),
         ("refund-confirmed", confirming, "please refund order A-3003"),
+        ("refund-crashed", plain, "please refund order A-4004"),
     ]:
         await service.create_session(app_name=APP, user_id=USER, session_id=sid,
                                      state={"app:policy": "v3", "ticket": sid})  # fmt: skip

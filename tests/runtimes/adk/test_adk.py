@@ -27,7 +27,8 @@ DATA = HERE / "data"
 APP, USER = "refund_desk", "u-42"
 CONFIRM = "adk_request_confirmation"
 COVERED = {"refund-ok": "completed", "lookup-error": "failed", "quota": "failed",
-           "refund-confirm": "parked", "refund-confirmed": "completed"}  # fmt: skip
+           "refund-confirm": "parked", "refund-confirmed": "completed",
+           "refund-crashed": "crashed"}  # fmt: skip
 """The status each generated session must have: one of each the runtime can express."""
 
 
@@ -44,6 +45,9 @@ def adk_says(v: dict[str, Any]) -> str:
     answered = {r["id"] for e in v["events"] for r in e["responses"]}
     if asked - answered:
         return "parked"
+    calls = {c["id"] for e in v["events"] for c in e["calls"]}
+    if calls - answered:
+        return "crashed"  # a call stored, its answer never: the process died in the tool
     return "completed" if last["final"] else "in_progress"
 
 
@@ -122,6 +126,7 @@ def test_statuses_and_reasons(imported: Path) -> None:
     assert "RESOURCE_EXHAUSTED" in runs["quota"]["status_reason"]
     assert "issue_refund" in runs["refund-confirm"]["status_reason"]
     assert "confirmation" in runs["refund-confirm"]["status_reason"]
+    assert "1 effect(s) in flight" in runs["refund-crashed"]["status_reason"]
 
 
 def test_tool_error_is_the_calls_and_model_error_the_models(imported: Path) -> None:
@@ -261,3 +266,14 @@ def test_the_pickled_v0_schema_is_refused_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "v0 schema" in result.output and "migrat" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_call_whose_answer_never_came_is_in_doubt(imported: Path) -> None:
+    run = f"{APP}/{USER}/refund-crashed"
+    with debugger.open(imported) as s:
+        (p,) = s.checkpoint(run).pending_effects
+        assert (p["kind"], p["tool"], p["status"]) == ("tool_call", "issue_refund", "unknown")
+    audit = stepscope_json("audit", run, "--store", str(imported))
+    # ADK gives the call no key: nobody can look the refund up, so a resume cannot be safe
+    assert audit["verdict"] == "restart_required"
+    assert any("issue_refund" in r and "idempotency key" in r for r in audit["reasons"])
