@@ -29,7 +29,7 @@ def _progress(quiet: bool) -> Any:
     "--flavor",
     "--flavour",
     "flavour",
-    type=click.Choice(["auto", "native", "langgraph", "mapped"]),
+    type=click.Choice(["auto", "native", "langgraph", "adk", "temporal", "mapped"]),
     default="auto",
     show_default=True,
     help="Shape of the source's tables.",
@@ -47,7 +47,7 @@ def cmd(
     batch_rows: int,
     quiet: bool,
 ) -> None:
-    """Import SOURCE (SQLite file, Parquet file/dir/glob, or postgresql:// URL) into the store.
+    """Import SOURCE (SQLite file, Parquet file/dir/glob, JSON file/dir, or postgresql:// URL).
 
     \b
     Examples:
@@ -55,6 +55,7 @@ def cmd(
       stepscope import 'exports/checkpoints/' --json
       stepscope import legacy.sqlite --mapping legacy.toml
       stepscope import postgresql://reader@db.internal/agents
+      stepscope import histories/ --flavor temporal
     """
     from loaders import ImportOptions, import_source
     from loaders.importer import check_source
