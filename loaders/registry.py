@@ -9,8 +9,13 @@ from debugger.errors import SourceError
 from loaders.base import Flavour, SourceReader
 from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
+from loaders.openai_agents import OpenAIAgentsFlavour
 
-FLAVOURS: dict[str, type[Flavour[Any]]] = {"langgraph": LangGraphFlavour, "native": NativeFlavour}
+FLAVOURS: dict[str, type[Flavour[Any]]] = {
+    "langgraph": LangGraphFlavour,
+    "openai-agents": OpenAIAgentsFlavour,
+    "native": NativeFlavour,
+}
 """Detection order matters: the more specific shapes (LangGraph's tables) come first."""
 
 
@@ -32,6 +37,7 @@ def open_reader(source: str) -> SourceReader:
     Raises:
         SourceError: nothing there, or not a kind of source Stepscope reads.
     """
+    from loaders.jsonfiles import JsonFilesReader, has_json_files
     from loaders.kinds import is_parquet_file, is_sqlite_file, looks_like_parquet
     from loaders.sqlite import SqliteReader
 
@@ -47,12 +53,19 @@ def open_reader(source: str) -> SourceReader:
         from loaders.parquet import ParquetReader
 
         return ParquetReader(source)
+    if path.is_file() and path.suffix.lower() == ".json":
+        return JsonFilesReader(path)
     if path.is_dir() or any(ch in source for ch in "*?["):
         if looks_like_parquet(source):
             from loaders.parquet import ParquetReader
 
             return ParquetReader(source)
-        raise SourceError(f"no Parquet files in {source}", "pass a directory of .parquet files")
+        if path.is_dir() and has_json_files(path):
+            return JsonFilesReader(path)
+        raise SourceError(
+            f"no Parquet or JSON files in {source}",
+            "pass a directory of .parquet files, or of .json files (Temporal histories)",
+        )
     if not path.exists():
         raise SourceError(f"no such file or directory: {source}", "check the path")
     if path.stat().st_size == 0:

@@ -19,7 +19,15 @@ from typing import Any
 from debugger.json_text import preview
 from debugger.model import Checkpoint
 
-__all__ = ["LANGGRAPH", "NATIVE", "RUNTIMES", "Runtime", "open_interrupts", "runtime_of"]
+__all__ = [
+    "LANGGRAPH",
+    "NATIVE",
+    "OPENAI_AGENTS",
+    "RUNTIMES",
+    "Runtime",
+    "open_interrupts",
+    "runtime_of",
+]
 
 QUESTION_CHARS = 80
 """Longest interrupt value quoted in a resume hint."""
@@ -164,7 +172,49 @@ LANGGRAPH = Runtime(
 writes of finished tasks are applied by LangGraph on resume; ``update_state`` and replays are
 forks made on purpose; a parked run resumes with ``Command(resume=...)``."""
 
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH)}
+
+def _oai_resume(head: Checkpoint) -> str | None:
+    oai = _meta(head).get("openai_agents")
+    if not (isinstance(oai, dict) and oai.get("source") == "run_state"):
+        return None
+    asks = ", ".join(str(a.get("id")) for a in open_interrupts(head)) or "the open calls"
+    return (
+        f"resume with state = await RunState.from_string(agent, open({oai.get('file')!r}).read()),"
+        f" state.approve(item) or state.reject(item) for each of state.get_interruptions() "
+        f"({asks}), then await Runner.run(agent, state)"
+    )
+
+
+_OAI_SCHEMA = (
+    "an OpenAI Agents session records no schema version (only a saved RunState carries "
+    "$schemaVersion): keep the version of your own state in the session id or save the "
+    "RunState (result.to_state().to_string()) at each pause"
+)
+_OAI_RUN_METADATA = (
+    "the OpenAI Agents SDK saves neither the model name nor tool versions in sessions or "
+    "RunState: record them in your own metadata (e.g. the trace metadata of RunConfig) to "
+    "compare them before a resume"
+)
+_OAI_BUDGETS = (
+    "a plain SQLiteSession records no token usage: use AdvancedSQLiteSession and call "
+    "session.store_run_usage(result) after each run (its turn_usage table gives the tokens)"
+)
+
+OPENAI_AGENTS = Runtime(
+    "openai-agents",
+    uncarried={
+        "missing-schema-version": _OAI_SCHEMA,
+        "missing-run-metadata": _OAI_RUN_METADATA,
+        "missing-budgets": _OAI_BUDGETS,
+    },
+    resume_hint=_oai_resume,
+    tool_calls_in_state=True,
+)
+"""The OpenAI Agents SDK (sessions, RunState files): no state-schema version in a session, no
+model or tool versions anywhere, no tokens in a plain SQLiteSession; a function call without
+output is a call the items ask for; a parked RunState resumes with approve/reject."""
+
+RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS)}
 """Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
 whole contract, like the native runtime."""
 

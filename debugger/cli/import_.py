@@ -29,7 +29,15 @@ def _progress(quiet: bool) -> Any:
     "--flavor",
     "--flavour",
     "flavour",
-    type=click.Choice(["auto", "native", "langgraph", "mapped"]),
+    type=click.Choice(
+        [
+            "auto",
+            "native",
+            "langgraph",
+            "openai-agents",
+            "mapped",
+        ]
+    ),
     default="auto",
     show_default=True,
     help="Shape of the source's tables.",
