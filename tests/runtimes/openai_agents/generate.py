@@ -152,15 +152,16 @@ async def advanced_session(db: Path) -> dict[str, Any]:
     for text in ("Where is C-9?", "When will it arrive?", "Refund C-9."):
         result = await Runner.run(a, text, session=s)
         await s.store_run_usage(result)
-    main = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(),
-            "turns": await s.get_conversation_by_turns(),
-            "session_usage": await s.get_session_usage()}  # fmt: skip
+    main = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(branch_id="main"),
+            "turns": await s.get_conversation_by_turns("main"),
+            "session_usage": await s.get_session_usage("main")}  # fmt: skip
     branch = await s.create_branch_from_turn(2, "retry")
     a = agent([say("Ask me again tomorrow.", 75, 5, "msg_s7_b1")])
     result = await Runner.run(a, "Any news on C-9?", session=s)
     await s.store_run_usage(result)
-    got = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(branch),
-           "turns": await s.get_conversation_by_turns(branch)}  # fmt: skip
+    got = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(branch_id=branch),
+           "turns": await s.get_conversation_by_turns(branch),
+           "session_usage": await s.get_session_usage(branch)}  # fmt: skip
     return {"support-7": main, f"support-7@{branch}": got, "branches": await s.list_branches()}
 
 
