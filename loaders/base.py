@@ -217,7 +217,7 @@ class ImportOptions:
     """Options of one import (each documented in docs/cli.md)."""
 
     flavour: str = "auto"
-    """auto, native, langgraph or mapped."""
+    """auto, mapped, or a flavour of ``loaders.registry.FLAVOURS`` (native, langgraph, ...)."""
     mapping: str | None = None
     """Path of a TOML mapping file (implies the mapped flavour)."""
     batch_rows: int = BATCH_ROWS
