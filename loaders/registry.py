@@ -10,10 +10,12 @@ from loaders.base import Flavour, SourceReader
 from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
 from loaders.openai_agents import OpenAIAgentsFlavour
+from loaders.pydantic_ai import PydanticAIFlavour
 
 FLAVOURS: dict[str, type[Flavour[Any]]] = {
     "langgraph": LangGraphFlavour,
     "openai-agents": OpenAIAgentsFlavour,
+    "pydantic-ai": PydanticAIFlavour,
     "native": NativeFlavour,
 }
 """Detection order matters: the more specific shapes (LangGraph's tables) come first."""

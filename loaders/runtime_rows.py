@@ -31,6 +31,7 @@ __all__ = [
     "RunRows",
     "bad_document",
     "json_documents",
+    "parsed_args",
     "plans_of",
     "quarantined",
     "stable_key",
@@ -92,6 +93,16 @@ def json_documents(reader: JsonFilesReader) -> Iterator[JsonDocument]:
             mtime = 0.0
         modified = datetime.fromtimestamp(mtime, UTC).isoformat()
         yield JsonDocument(path.relative_to(root).as_posix(), key, text, modified)
+
+
+def parsed_args(text: Any) -> Any:
+    """A tool call's arguments given as a JSON string, as a value (the text when not JSON)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
 
 
 def with_state(row: Row, state_json: bytes) -> Row:

@@ -23,6 +23,7 @@ __all__ = [
     "LANGGRAPH",
     "NATIVE",
     "OPENAI_AGENTS",
+    "PYDANTIC_AI",
     "RUNTIMES",
     "Runtime",
     "open_interrupts",
@@ -214,7 +215,38 @@ OPENAI_AGENTS = Runtime(
 model or tool versions anywhere, no tokens in a plain SQLiteSession; a function call without
 output is a call the items ask for; a parked RunState resumes with approve/reject."""
 
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS)}
+
+def _pai_resume(head: Checkpoint) -> str | None:
+    asks = open_interrupts(head)
+    if not asks:
+        return None
+    ids = ", ".join(f"{a.get('id')!r}: True" for a in asks)
+    return (
+        "resume with agent.run(message_history=MESSAGES, deferred_tool_results="
+        f"DeferredToolResults(approvals={{{ids}}})) (False, or ToolDenied, to refuse; "
+        "external calls answer in calls=), MESSAGES the saved history"
+    )
+
+
+PYDANTIC_AI = Runtime(
+    "pydantic-ai",
+    uncarried={
+        "missing-schema-version": (
+            "a pydantic-ai message history has no schema version: save one beside the "
+            'messages (e.g. {"schema_version": 2, "messages": [...]}) if your state changes shape'
+        ),
+        "missing-run-metadata": (
+            "pydantic-ai records the model (model_name on each response) but no tool versions: "
+            "keep them with the saved history to compare them before a resume"
+        ),
+    },
+    resume_hint=_pai_resume,
+    tool_calls_in_state=True,
+)
+"""pydantic-ai message histories: no schema or tool versions; an unanswered tool call is one
+the history asks for; a run parked on deferred tool calls resumes with DeferredToolResults."""
+
+RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS, PYDANTIC_AI)}
 """Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
 whole contract, like the native runtime."""
 

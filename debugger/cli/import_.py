@@ -35,6 +35,7 @@ def _progress(quiet: bool) -> Any:
             "native",
             "langgraph",
             "openai-agents",
+            "pydantic-ai",
             "mapped",
         ]
     ),

@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import key_in
+from loaders.runtime_rows import parsed_args
 
 Item = dict[str, Any]
 
@@ -55,16 +54,6 @@ def turn_numbers(items: list[Item]) -> list[int]:
         turn += is_user_message(item)
         out.append(turn)
     return out
-
-
-def parsed_args(text: Any) -> Any:
-    """A call's ``arguments`` (a JSON string) as a value; the text itself when it is not JSON."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
 
 
 def pending_calls(items: Iterable[Item], names: tuple[str, ...]) -> list[dict[str, Any]]:
