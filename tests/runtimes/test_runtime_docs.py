@@ -14,7 +14,7 @@ from debugger.cli import main
 from tests.conftest import REPO
 from tests.test_docs import examples, pattern
 
-PAGES = {"openai_agents": "openai-agents.md"}
+PAGES = {"openai_agents": "openai-agents.md", "pydantic_ai": "pydantic-ai.md"}
 """Runtime fixture directory -> its docs page."""
 
 
@@ -43,6 +43,7 @@ def test_every_quarantine_reason_is_documented(rt: str) -> None:
         source = path.read_text(encoding="utf-8")
         reasons += re.findall(r'problem = "([^"{]+)"', source)
         reasons += re.findall(r'Message\([^)]*"(message_data is not [^"(]+)', source)
+        reasons += re.findall(r'^[A-Z_]+ = "(not [^"]+)"', source, flags=re.M)
     assert reasons
     missing = [r.strip() for r in reasons if r.strip() not in text]
     assert not missing, f"docs/{PAGES[rt]} lacks: {missing}"

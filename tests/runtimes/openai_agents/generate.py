@@ -95,22 +95,34 @@ async def plain_sessions(db: Path, out: Path) -> dict[str, Any]:
     seen: dict[str, Any] = {}
 
     s = SQLiteSession("refund-ok", str(db))
-    a = agent([call("lookup_order", {"order_id": "A-17"}, "call_ok_1", 50, 10),
-               say("A-17 was delivered; 42.5 paid.", 70, 12, "msg_ok_1"),
-               call("issue_refund", REFUND, "call_ok_2", 90, 20),
-               say("Refunded 42.5.", 120, 8, "msg_ok_2")])  # fmt: skip
+    a = agent(
+        [
+            call("lookup_order", {"order_id": "A-17"}, "call_ok_1", 50, 10),
+            say("A-17 was delivered; 42.5 paid.", 70, 12, "msg_ok_1"),
+            call("issue_refund", REFUND, "call_ok_2", 90, 20),
+            say("Refunded 42.5.", 120, 8, "msg_ok_2"),
+        ]
+    )
     await Runner.run(a, "Where is order A-17?", session=s)
     await Runner.run(a, "Refund it, please.", session=s)
 
     s = SQLiteSession("tool-error", str(db))
-    a = agent([call("carrier_status", {"order_id": "A-17"}, "call_err_1", 40, 9),
-               say("The carrier is not answering.", 60, 7, "msg_err_1")])  # fmt: skip
+    a = agent(
+        [
+            call("carrier_status", {"order_id": "A-17"}, "call_err_1", 40, 9),
+            say("The carrier is not answering.", 60, 7, "msg_err_1"),
+        ]
+    )
     await Runner.run(a, "Has the carrier picked it up?", session=s)
 
     s = SQLiteSession("approval", str(db))
-    a = agent([call("lookup_order", {"order_id": "A-17"}, "call_ap_1", 50, 10),
-               say("A-17 was delivered.", 70, 12, "msg_ap_1"),
-               call("approved_refund", REFUND, "call_ap_2", 90, 20)])  # fmt: skip
+    a = agent(
+        [
+            call("lookup_order", {"order_id": "A-17"}, "call_ap_1", 50, 10),
+            say("A-17 was delivered.", 70, 12, "msg_ap_1"),
+            call("approved_refund", REFUND, "call_ap_2", 90, 20),
+        ]
+    )
     await Runner.run(a, "Where is order A-17?", session=s)
     paused = await Runner.run(a, "Refund it, please.", session=s)
     (out / "runstate").mkdir(parents=True, exist_ok=True)
@@ -125,11 +137,15 @@ async def plain_sessions(db: Path, out: Path) -> dict[str, Any]:
             {"name": i.tool_name, "call_id": i.raw_item.call_id, "arguments": i.raw_item.arguments}
             for i in back.get_interruptions()
         ],
-    }  # fmt: skip
+    }
 
     s = SQLiteSession("model-error", str(db))
-    a = agent([call("lookup_order", {"order_id": "B-2"}, "call_me_1", 50, 10),
-               ModelStep.raise_error(RuntimeError("model overloaded"))])  # fmt: skip
+    a = agent(
+        [
+            call("lookup_order", {"order_id": "B-2"}, "call_me_1", 50, 10),
+            ModelStep.raise_error(RuntimeError("model overloaded")),
+        ]
+    )
     try:
         await Runner.run(a, "Where is order B-2?", session=s)
     except RuntimeError as e:
@@ -143,25 +159,40 @@ async def plain_sessions(db: Path, out: Path) -> dict[str, Any]:
 async def advanced_session(db: Path) -> dict[str, Any]:
     """support-7 in advanced.sqlite: three turns with usage, then a branch from turn 2."""
     s = AdvancedSQLiteSession(session_id="support-7", db_path=str(db), create_tables=True)
-    a = agent([call("lookup_order", {"order_id": "C-9"}, "call_s7_1", 50, 10),
-               say("C-9 is on its way.", 70, 12, "msg_s7_1"),
-               say("It should arrive tomorrow.", 80, 6, "msg_s7_2"),
-               call("issue_refund", {**REFUND, "order_id": "C-9",
-                                     "idempotency_key": "refund-C-9"}, "call_s7_2", 90, 20),
-               say("Refunded.", 120, 8, "msg_s7_3")])  # fmt: skip
+    a = agent(
+        [
+            call("lookup_order", {"order_id": "C-9"}, "call_s7_1", 50, 10),
+            say("C-9 is on its way.", 70, 12, "msg_s7_1"),
+            say("It should arrive tomorrow.", 80, 6, "msg_s7_2"),
+            call(
+                "issue_refund",
+                {**REFUND, "order_id": "C-9", "idempotency_key": "refund-C-9"},
+                "call_s7_2",
+                90,
+                20,
+            ),
+            say("Refunded.", 120, 8, "msg_s7_3"),
+        ]
+    )
     for text in ("Where is C-9?", "When will it arrive?", "Refund C-9."):
         result = await Runner.run(a, text, session=s)
         await s.store_run_usage(result)
-    main = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(branch_id="main"),
-            "turns": await s.get_conversation_by_turns("main"),
-            "session_usage": await s.get_session_usage("main")}  # fmt: skip
+    main = {
+        "items": await s.get_items(),
+        "turn_usage": await s.get_turn_usage(branch_id="main"),
+        "turns": await s.get_conversation_by_turns("main"),
+        "session_usage": await s.get_session_usage("main"),
+    }
     branch = await s.create_branch_from_turn(2, "retry")
     a = agent([say("Ask me again tomorrow.", 75, 5, "msg_s7_b1")])
     result = await Runner.run(a, "Any news on C-9?", session=s)
     await s.store_run_usage(result)
-    got = {"items": await s.get_items(), "turn_usage": await s.get_turn_usage(branch_id=branch),
-           "turns": await s.get_conversation_by_turns(branch),
-           "session_usage": await s.get_session_usage(branch)}  # fmt: skip
+    got = {
+        "items": await s.get_items(),
+        "turn_usage": await s.get_turn_usage(branch_id=branch),
+        "turns": await s.get_conversation_by_turns(branch),
+        "session_usage": await s.get_session_usage(branch),
+    }
     return {"support-7": main, f"support-7@{branch}": got, "branches": await s.list_branches()}
 
 
@@ -169,8 +200,10 @@ async def main(out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    expected = {"sessions.sqlite": await plain_sessions(out / "sessions.sqlite", out),
-                "advanced.sqlite": await advanced_session(out / "advanced.sqlite")}  # fmt: skip
+    expected = {
+        "sessions.sqlite": await plain_sessions(out / "sessions.sqlite", out),
+        "advanced.sqlite": await advanced_session(out / "advanced.sqlite"),
+    }
     text = json.dumps(expected, indent=1, sort_keys=True, default=str)
     (out / "expected.json").write_text(text + "\n")
 

@@ -8,8 +8,8 @@ OUT_DIR defaults to ``data/`` beside this file. Each run is saved the way an app
 keeps a pydantic-ai history: ``histories/<run>.json`` holds ``result.all_messages_json()``
 (or, when the run raised, the messages ``capture_run_messages()`` caught, dumped with
 ``ModelMessagesTypeAdapter``); a run that paused for approval is saved as
-``{"messages": [...], "deferred_tool_requests": ...}``, the history and the
-``DeferredToolRequests`` output it needs to resume. Runs:
+``{"schema_version": 1, "messages": [...], "deferred_tool_requests": ...}``, the history
+and the ``DeferredToolRequests`` output it needs to resume. Runs:
 
 - ``ok``: a lookup tool call, its return, a text answer;
 - ``retried``: the tool raises ``ModelRetry`` once (a return with outcome ``retried``), then
@@ -92,11 +92,19 @@ def api_view(messages: list[ModelMessage], **extra: Any) -> dict[str, Any]:
     """What pydantic-ai's own objects say of a history (read back from its JSON)."""
     back = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(messages))
     responses = [m for m in back if isinstance(m, ModelResponse)]
-    calls = [(p.tool_name, p.tool_call_id, p.args_as_dict()) for m in responses for p in m.parts
-             if isinstance(p, ToolCallPart)]  # fmt: skip
-    returns = [(p.tool_call_id, p.part_kind, getattr(p, "outcome", None), p.model_response_str())
-               for m in back if isinstance(m, ModelRequest) for p in m.parts
-               if p.part_kind in ("tool-return", "retry-prompt")]  # fmt: skip
+    calls = [
+        (p.tool_name, p.tool_call_id, p.args_as_dict())
+        for m in responses
+        for p in m.parts
+        if isinstance(p, ToolCallPart)
+    ]
+    returns = [
+        (p.tool_call_id, p.part_kind, getattr(p, "outcome", None), to_jsonable_python(p.content))
+        for m in back
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if p.part_kind in ("tool-return", "retry-prompt")
+    ]
     return {
         "messages": len(back),
         "responses": len(responses),
@@ -118,8 +126,12 @@ def save(out: Path, run: str, doc: Any) -> None:
 def finished(out: Path, run: str, agent: Agent[Any, Any], prompt: str) -> dict[str, Any]:
     result = agent.run_sync(prompt)
     save(out, run, json.loads(result.all_messages_json()))
-    return api_view(result.all_messages(), total_tokens=result.usage.total_tokens,
-                    requests=result.usage.requests, output=to_jsonable_python(result.output))  # fmt: skip
+    return api_view(
+        result.all_messages(),
+        total_tokens=result.usage.total_tokens,
+        requests=result.usage.requests,
+        output=to_jsonable_python(result.output),
+    )
 
 
 def raised(out: Path, run: str, agent: Agent[Any, Any], prompt: str, **kw: Any) -> dict[str, Any]:
@@ -129,8 +141,11 @@ def raised(out: Path, run: str, agent: Agent[Any, Any], prompt: str, **kw: Any) 
         except Exception as e:  # the run's failure is what this fixture records
             error = f"{type(e).__name__}: {e}"
     save(out, run, json.loads(ModelMessagesTypeAdapter.dump_json(messages)))
-    spent = sum(m.usage.input_tokens + m.usage.output_tokens for m in messages
-                if isinstance(m, ModelResponse))  # fmt: skip
+    spent = sum(
+        m.usage.input_tokens + m.usage.output_tokens
+        for m in messages
+        if isinstance(m, ModelResponse)
+    )
     return api_view(messages, total_tokens=spent, error=error)
 
 
@@ -140,8 +155,12 @@ def main(out: Path) -> None:
     out.mkdir(parents=True)
     seen: dict[str, Any] = {}
 
-    a = Agent(script(resp(call("lookup_order", {"order_id": "A-17"}, "c-ok-1")),
-                     resp(TextPart("A-17: 42.5, delivered."), i=70, o=8)))  # fmt: skip
+    a = Agent(
+        script(
+            resp(call("lookup_order", {"order_id": "A-17"}, "c-ok-1")),
+            resp(TextPart("A-17: 42.5, delivered."), i=70, o=8),
+        )
+    )
     a.tool_plain(lookup_order)
     seen["ok"] = finished(out, "ok", a, "Where is A-17?")
 
@@ -154,14 +173,20 @@ def main(out: Path) -> None:
             raise ModelRetry("order ids are upper case")
         return lookup_order(order_id)
 
-    a = Agent(script(resp(call("picky_lookup", {"order_id": "a-17"}, "c-re-1")),
-                     resp(call("picky_lookup", {"order_id": "A-17"}, "c-re-2"), i=60, o=9),
-                     resp(TextPart("Found it."), i=80, o=4)))  # fmt: skip
+    a = Agent(
+        script(
+            resp(call("picky_lookup", {"order_id": "a-17"}, "c-re-1")),
+            resp(call("picky_lookup", {"order_id": "A-17"}, "c-re-2"), i=60, o=9),
+            resp(TextPart("Found it."), i=80, o=4),
+        )
+    )
     a.tool_plain(picky_lookup)
     seen["retried"] = finished(out, "retried", a, "Where is a-17?")
 
-    a = Agent(script(resp(call("final_result", {"order_id": "A-17", "amount": 42.5}, "c-st-1"))),
-              output_type=Refund)  # fmt: skip
+    a = Agent(
+        script(resp(call("final_result", {"order_id": "A-17", "amount": 42.5}, "c-st-1"))),
+        output_type=Refund,
+    )
     seen["structured"] = finished(out, "structured", a, "Which refund?")
 
     def carrier_status(order_id: str) -> str:
@@ -173,14 +198,23 @@ def main(out: Path) -> None:
     seen["tool-raised"] = raised(out, "tool-raised", a, "Has the carrier picked it up?")
 
     a = Agent(script(resp(TextPart("A very long answer..."), i=40, o=500)))
-    seen["usage-limit"] = raised(out, "usage-limit", a, "Tell me everything.",
-                                 usage_limits=UsageLimits(output_tokens_limit=100))  # fmt: skip
+    seen["usage-limit"] = raised(
+        out,
+        "usage-limit",
+        a,
+        "Tell me everything.",
+        usage_limits=UsageLimits(output_tokens_limit=100),
+    )
 
     refund_args = {"order_id": "A-17", "amount": 42.5, "idempotency_key": "refund-A-17"}
-    a = Agent(script(resp(call("lookup_order", {"order_id": "A-17"}, "c-ap-1")),
-                     resp(call("issue_refund", refund_args, "c-ap-2"), i=90, o=20),
-                     resp(TextPart("Refunded 42.5."), i=120, o=6)),
-              output_type=[str, DeferredToolRequests])  # fmt: skip
+    a = Agent(
+        script(
+            resp(call("lookup_order", {"order_id": "A-17"}, "c-ap-1")),
+            resp(call("issue_refund", refund_args, "c-ap-2"), i=90, o=20),
+            resp(TextPart("Refunded 42.5."), i=120, o=6),
+        ),
+        output_type=[str, DeferredToolRequests],
+    )
     a.tool_plain(lookup_order)
 
     @a.tool_plain(requires_approval=True)
@@ -190,23 +224,43 @@ def main(out: Path) -> None:
 
     paused = a.run_sync("Refund A-17.")
     assert isinstance(paused.output, DeferredToolRequests)
-    save(out, "approval", {"messages": json.loads(paused.all_messages_json()),
-                           "deferred_tool_requests": paused.output})  # fmt: skip
+    # what an application keeps to resume later: the history, the deferred requests, and
+    # (its own choice) the version of what it saved
+    save(
+        out,
+        "approval",
+        {
+            "schema_version": 1,
+            "messages": json.loads(paused.all_messages_json()),
+            "deferred_tool_requests": paused.output,
+        },
+    )
     seen["approval"] = api_view(
-        paused.all_messages(), total_tokens=paused.usage.total_tokens,
-        deferred={"approvals": [(p.tool_name, p.tool_call_id, p.args_as_dict())
-                                for p in paused.output.approvals],
-                  "calls": [(p.tool_name, p.tool_call_id) for p in paused.output.calls]},
-    )  # fmt: skip
-    resumed = a.run_sync(message_history=paused.all_messages(),
-                         deferred_tool_results=DeferredToolResults(approvals={"c-ap-2": True}))  # fmt: skip
+        paused.all_messages(),
+        total_tokens=paused.usage.total_tokens,
+        deferred={
+            "approvals": [
+                (p.tool_name, p.tool_call_id, p.args_as_dict()) for p in paused.output.approvals
+            ],
+            "calls": [(p.tool_name, p.tool_call_id) for p in paused.output.calls],
+        },
+    )
+    resumed = a.run_sync(
+        message_history=paused.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"c-ap-2": True}),
+    )
     save(out, "approval-resumed", json.loads(resumed.all_messages_json()))
-    spent = sum(m.usage.input_tokens + m.usage.output_tokens
-                for m in resumed.all_messages() if isinstance(m, ModelResponse))  # fmt: skip
-    seen["approval-resumed"] = api_view(resumed.all_messages(), total_tokens=spent,
-                                        output=resumed.output,
-                                        run_ids=sorted({m.run_id for m in resumed.all_messages()
-                                                        if m.run_id}))  # fmt: skip
+    spent = sum(
+        m.usage.input_tokens + m.usage.output_tokens
+        for m in resumed.all_messages()
+        if isinstance(m, ModelResponse)
+    )
+    seen["approval-resumed"] = api_view(
+        resumed.all_messages(),
+        total_tokens=spent,
+        output=resumed.output,
+        run_ids=sorted({m.run_id for m in resumed.all_messages() if m.run_id}),
+    )
 
     text = json.dumps(to_jsonable_python(seen), indent=1, sort_keys=True)
     (out / "expected.json").write_text(text + "\n")
