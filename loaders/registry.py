@@ -7,6 +7,7 @@ from typing import Any
 
 from debugger.errors import SourceError
 from loaders.base import Flavour, SourceReader
+from loaders.crewai import CrewAIFlavour
 from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
 from loaders.openai_agents import OpenAIAgentsFlavour
@@ -16,6 +17,7 @@ FLAVOURS: dict[str, type[Flavour[Any]]] = {
     "langgraph": LangGraphFlavour,
     "openai-agents": OpenAIAgentsFlavour,
     "pydantic-ai": PydanticAIFlavour,
+    "crewai": CrewAIFlavour,
     "native": NativeFlavour,
 }
 """Detection order matters: the more specific shapes (LangGraph's tables) come first."""

@@ -20,6 +20,7 @@ from debugger.json_text import preview
 from debugger.model import Checkpoint
 
 __all__ = [
+    "CREWAI",
     "LANGGRAPH",
     "NATIVE",
     "OPENAI_AGENTS",
@@ -246,7 +247,39 @@ PYDANTIC_AI = Runtime(
 """pydantic-ai message histories: no schema or tool versions; an unanswered tool call is one
 the history asks for; a run parked on deferred tool calls resumes with DeferredToolResults."""
 
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS, PYDANTIC_AI)}
+
+def _crew_resume(head: Checkpoint) -> str | None:
+    fb = _meta(head).get("feedback")
+    asks = open_interrupts(head)
+    if not isinstance(fb, dict) or not asks:
+        return None
+    flow_class = str(fb.get("flow_class") or "YourFlow").rsplit(".", 1)[-1]
+    return (
+        f"resume with {flow_class}.from_pending({head.run_id!r}, SQLiteFlowPersistence(DB))"
+        f".resume(FEEDBACK), FEEDBACK answering: {_value_text(asks[0].get('value'))}"
+    )
+
+
+CREWAI = Runtime(
+    "crewai",
+    uncarried={
+        "missing-schema-version": (
+            "CrewAI keeps no version of a flow's state: add an integer schema_version field "
+            "to the state model (the loader reads it from each persisted state)"
+        ),
+        "missing-run-metadata": (
+            "CrewAI flow persistence records no model or tool versions: keep them in the "
+            "flow's state to compare them before a resume"
+        ),
+    },
+    resume_hint=_crew_resume,
+)
+"""CrewAI flows (``@persist``): no model or tool versions, no state version unless the state
+model has one; a flow parked for feedback resumes with ``from_pending(...).resume(...)``."""
+
+RUNTIMES: dict[str, Runtime] = {
+    r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS, PYDANTIC_AI, CREWAI)
+}
 """Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
 whole contract, like the native runtime."""
 

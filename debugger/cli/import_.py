@@ -36,6 +36,7 @@ def _progress(quiet: bool) -> Any:
             "langgraph",
             "openai-agents",
             "pydantic-ai",
+            "crewai",
             "mapped",
         ]
     ),
