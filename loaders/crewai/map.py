@@ -71,7 +71,11 @@ def _parked(flow: str, pending: Pending) -> dict[str, Any]:
         "status_reason": f"waiting for human feedback on {method}: {question}",
         "interrupt": {"id": flow, "value": value},
         "interrupts": [{"id": flow, "value": value}],
-        "feedback": {k: ctx.get(k) for k in ("flow_class", "requested_at", "llm", "metadata")},
+        "feedback": {
+            k: ctx[k]
+            for k in ("flow_class", "requested_at", "llm", "metadata", "unreadable_context")
+            if k in ctx
+        },
     }
 
 

@@ -14,7 +14,8 @@ from debugger.cli import main
 from tests.conftest import REPO
 from tests.test_docs import examples, pattern
 
-PAGES = {"openai_agents": "openai-agents.md", "pydantic_ai": "pydantic-ai.md"}
+PAGES = {"openai_agents": "openai-agents.md", "pydantic_ai": "pydantic-ai.md",
+         "crewai": "crewai.md"}  # fmt: skip
 """Runtime fixture directory -> its docs page."""
 
 
@@ -44,6 +45,7 @@ def test_every_quarantine_reason_is_documented(rt: str) -> None:
         reasons += re.findall(r'problem = "([^"{]+)"', source)
         reasons += re.findall(r'Message\([^)]*"(message_data is not [^"(]+)', source)
         reasons += re.findall(r'^[A-Z_]+ = "(not [^"]+)"', source, flags=re.M)
+        reasons += re.findall(r'return None, f?"([a-z_]+ is not [^"({]+)', source)
     assert reasons
     missing = [r.strip() for r in reasons if r.strip() not in text]
     assert not missing, f"docs/{PAGES[rt]} lacks: {missing}"
