@@ -39,7 +39,7 @@ class JsonFilesReader(SourceReader):
 
     def __init__(self, source: str | Path) -> None:
         self.path = Path(source)
-        self.location = str(self.path)
+        self.location = str(self.path.resolve())
         self.files = [self.path] if self.path.is_file() else json_files(self.path)
         if not self.files:
             raise SourceError(f"no .json files in {source}", "pass a .json file or a directory")

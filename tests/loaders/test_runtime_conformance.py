@@ -9,7 +9,6 @@ grown source ends; and no import writes to the source.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +16,9 @@ import pytest
 
 from tests.fixtures.native import stepscope_json
 from tests.fixtures.runtime_sources import RUNTIME_SOURCES, RuntimeSource
+from tests.runtimes.conftest import digest
 
 CASES = [pytest.param(name, id=name) for name in RUNTIME_SOURCES]
-
-
-def fingerprint(source: Path) -> dict[str, str]:
-    """Every file of a source (and beside it: a -wal or -journal would show) by content hash."""
-    root = source if source.is_dir() else source.parent
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def do_import(source: Path, store: Path) -> dict[str, Any]:
@@ -48,7 +38,7 @@ def balanced(total: dict[str, int]) -> bool:
 def test_import_reimport_and_source_untouched(name: str, tmp_path: Path) -> None:
     kind: RuntimeSource = RUNTIME_SOURCES[name]
     source = kind.write(tmp_path / "src")
-    before = fingerprint(source)
+    before = digest(source)
     store = tmp_path / "store.duckdb"
     first = do_import(source, store)
     assert first["flavour"] == kind.flavour
@@ -59,7 +49,7 @@ def test_import_reimport_and_source_untouched(name: str, tmp_path: Path) -> None
     assert again == {"read": total["read"], "imported": 0, "updated": 0,
                      "already_present": total["read"], "quarantined": 0}  # fmt: skip
     assert runs(store) == listed
-    assert fingerprint(source) == before
+    assert digest(source) == before
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -1,0 +1,94 @@
+"""Shared helpers of the runtime flavours' tests (ADK, Temporal, OpenAI Agents, pydantic-ai,
+CrewAI).
+
+Each runtime's fixtures were written by the real package (``generate.py`` beside them) and
+are committed, so these tests need no runtime installed. The tests marked with a runtime's
+name regenerate the fixtures with the real package and run the same checks on them: they
+need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
+(``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``: ``.ci/run`` builds those venvs
+and sets them; ``STEPSCOPE_OPENAI_AGENTS_PYTHON``, ``STEPSCOPE_PYDANTIC_AI_PYTHON``,
+``STEPSCOPE_CREWAI_PYTHON``: set them by hand, see each runtime's docs page), else the
+running Python if it can import the package; otherwise they are skipped. The variables are
+read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debugger.model import ImportReport
+from debugger.store import Store
+from loaders import ImportOptions, import_source
+
+RUNTIME_PYTHON = {
+    "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
+    "temporal": os.environ.get("STEPSCOPE_TEMPORAL_PYTHON"),
+    "openai_agents": os.environ.get("STEPSCOPE_OPENAI_AGENTS_PYTHON"),
+    "pydantic_ai": os.environ.get("STEPSCOPE_PYDANTIC_AI_PYTHON"),
+    "crewai": os.environ.get("STEPSCOPE_CREWAI_PYTHON"),
+}
+"""The Python with each runtime's package, as the environment named it."""
+MODULE = {"adk": "google.adk", "temporal": "temporalio", "openai_agents": "agents.memory",
+          "pydantic_ai": "pydantic_ai", "crewai": "crewai.flow"}  # fmt: skip
+
+
+def runtime_python(runtime: str) -> str | None:
+    """A Python that can import the runtime's package, or None."""
+    named = RUNTIME_PYTHON[runtime]
+    if named:
+        return named
+    try:
+        found = importlib.util.find_spec(MODULE[runtime]) is not None
+    except ModuleNotFoundError:
+        found = False
+    return sys.executable if found else None
+
+
+def regenerate(runtime: str, script: Path, out: Path, *args: str) -> None:
+    """Run a generator with the runtime's Python into ``out`` (skip when there is none)."""
+    python = runtime_python(runtime)
+    if python is None:
+        pytest.skip(
+            f"no Python with {MODULE[runtime]}: set STEPSCOPE_{runtime.upper()}_PYTHON "
+            f"(see docs/{runtime.replace('_', '-')}.md)"
+        )
+    done = subprocess.run(
+        [python, str(script), str(out), *args], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+
+
+def do_import(source: str | Path, store: Path, flavour: str = "auto") -> ImportReport:
+    with Store.open(store) as st:
+        return import_source(st, str(source), ImportOptions(flavour=flavour))
+
+
+def digest(path: Path) -> str:
+    """A hash of a file, or of every file under a directory (names and bytes)."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        h.update(str(f.relative_to(path.parent)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def store_tables(store: Path) -> dict[str, Any]:
+    """Every run, checkpoint, tape and effect row of a store, without import ids and times."""
+    with Store.open(store, read_only=True) as st:
+        runs = st.run_records()
+        out: dict[str, Any] = {"runs": [asdict(r) for r in runs]}
+        for r in runs:
+            out[f"checkpoints {r.run_id}"] = [asdict(c) for c in st.checkpoints(r.run_id)]
+            out[f"tool_calls {r.run_id}"] = [asdict(c) for c in st.tool_calls(r.run_id)]
+            out[f"effects {r.run_id}"] = [asdict(e) for e in st.effects(r.run_id)]
+    return out
