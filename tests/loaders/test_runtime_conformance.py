@@ -39,6 +39,7 @@ def test_import_reimport_and_source_untouched(name: str, tmp_path: Path) -> None
     kind: RuntimeSource = RUNTIME_SOURCES[name]
     source = kind.write(tmp_path / "src")
     before = digest(source)
+    beside = sorted(p.name for p in source.parent.iterdir())  # no -wal, -shm or -journal
     store = tmp_path / "store.duckdb"
     first = do_import(source, store)
     assert first["flavour"] == kind.flavour
@@ -50,6 +51,7 @@ def test_import_reimport_and_source_untouched(name: str, tmp_path: Path) -> None
                      "already_present": total["read"], "quarantined": 0}  # fmt: skip
     assert runs(store) == listed
     assert digest(source) == before
+    assert sorted(p.name for p in source.parent.iterdir()) == beside
 
 
 @pytest.mark.parametrize("name", CASES)
