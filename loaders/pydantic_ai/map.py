@@ -62,29 +62,48 @@ def _tokens(m: Message) -> int:
     return int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
 
 
-def _latest(messages: list[Message]) -> str | None:
-    stamps = []
-    for m in messages:
-        try:
-            stamps.append(datetime.fromisoformat(str(m.get("timestamp")).replace("Z", "+00:00")))
-        except ValueError:
-            continue
-    return max(stamps).isoformat() if stamps else None
+def _stamp(m: Message) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(m.get("timestamp")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
-def pending_calls(messages: list[Message], names: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Tool calls of the responses that no return or retry prompt answers."""
-    answered = {str(p["tool_call_id"]) for m in messages for p in _answers(m)}
-    out = []
-    for m in messages:
+class _Seen:
+    """What the messages so far say: calls and their answers, the latest time, the run ids.
+
+    Kept as the walk goes, so each checkpoint costs its own messages, not the whole history.
+    """
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.answered: set[str] = set()
+        self.latest: datetime | None = None
+        self.run_ids: dict[str, None] = {}
+
+    def add(self, m: Message) -> None:
         for p in _calls(m):
-            if str(p["tool_call_id"]) in answered:
+            self.calls[str(p["tool_call_id"])] = p
+        self.answered.update(str(p["tool_call_id"]) for p in _answers(m))
+        stamp = _stamp(m)
+        if stamp is not None and (self.latest is None or stamp > self.latest):
+            self.latest = stamp
+        if m.get("run_id"):
+            self.run_ids[str(m["run_id"])] = None
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Tool calls of the responses so far that no return or retry prompt answers."""
+        out = []
+        for cid, p in self.calls.items():
+            if cid in self.answered:
                 continue
             args = parsed_args(p.get("args"))
+            key = key_in(args, self.names)
             out.append({"kind": "tool_call", "tool": p.get("tool_name"), "args": args,
-                        "tool_call_id": p["tool_call_id"], "idempotency_key": key_in(args, names),
+                        "tool_call_id": p["tool_call_id"], "idempotency_key": key,
                         "status": "pending"})  # fmt: skip
-    return out
+        return out
 
 
 def _deferred(deferred: dict[str, Any]) -> dict[str, Any]:
@@ -104,8 +123,16 @@ def _deferred(deferred: dict[str, Any]) -> dict[str, Any]:
             "interrupts": interrupts, "interrupt": first}  # fmt: skip
 
 
-def head_status(messages: list[Message], deferred: dict[str, Any] | None) -> dict[str, Any]:
-    """The status fields of the head checkpoint (none when the history does not say)."""
+def head_status(
+    messages: list[Message], deferred: dict[str, Any] | None, pending: bool
+) -> dict[str, Any]:
+    """The status fields of the head checkpoint (none when the history does not say).
+
+    Args:
+        messages: the whole history.
+        deferred: the saved ``DeferredToolRequests``, if any.
+        pending: whether a tool call is still unanswered at the end.
+    """
     if deferred and (deferred.get("approvals") or deferred.get("calls")):
         return _deferred(deferred)
     last = messages[-1] if messages else {}
@@ -117,7 +144,7 @@ def head_status(messages: list[Message], deferred: dict[str, Any] | None) -> dic
             "cancelled); pydantic-ai keeps no error text"
         )
         return {"status": "failed", "status_reason": why, "error": why}
-    if pending_calls(messages, ()):
+    if pending:
         return {}
     if last.get("kind") == "response":
         return {"status": "completed", "status_reason": "the last response has no tool call"}
@@ -180,34 +207,37 @@ def map_history(
     starts = ([0] if not responses or responses[0] > 0 else []) + responses
     ends = [s - 1 for s in starts[1:]] + [len(messages) - 1]
     tape = _Tape(run_id, names)
-    first_ts = _latest(messages[:1])
+    seen = _Seen(names)
+    first = _stamp(messages[0]) if messages else None
+    first_ts = first.isoformat() if first else None
     tokens, model, parent = 0, None, None
     for n, (start, end) in enumerate(zip(starts, ends, strict=True)):
         step = n + (1 if responses and responses[0] == 0 else 0)
         step_msgs = messages[start : end + 1]
         for i, m in enumerate(step_msgs, start):
             tape.add(i, m, step)
+            seen.add(m)
         reply = step_msgs[0] if step_msgs[0].get("kind") == "response" else {}
         tokens += _tokens(reply)
         model = reply.get("model_name") or model
-        upto = messages[: end + 1]
-        ts = _latest(upto)
-        run_ids = list(dict.fromkeys(str(m["run_id"]) for m in upto if m.get("run_id")))
+        ts = seen.latest.isoformat() if seen.latest else None
+        pending = seen.pending()
+        last = end == len(messages) - 1
         meta: dict[str, Any] = {
-            "pydantic_ai": {"file": doc.name, "run_ids": run_ids,
-                            "conversation_id": upto[-1].get("conversation_id")},
+            "pydantic_ai": {"file": doc.name, "run_ids": list(seen.run_ids),
+                            "conversation_id": step_msgs[-1].get("conversation_id")},
             **({"usage": reply.get("usage"), "finish_reason": reply.get("finish_reason")}
                if reply else {}),
-            **(head_status(messages, deferred) if end == len(messages) - 1 else {}),
+            **(head_status(messages, deferred, bool(pending)) if last else {}),
         }  # fmt: skip
         cid = f"{run_id}#step-{step}"
         row = {"_key": stable_key(run_id, cid), "run_id": run_id, "checkpoint_id": cid,
                "parent_id": parent, "step_index": step, "schema_version": schema_version,
                "created_at": ts or doc.modified, "tokens_spent": tokens, "steps_spent": step,
-               "wall_clock_ms": ms_between(first_ts, ts),
-               "pending_effects": to_json(pending_calls(upto, names)), "model_version": model,
-               "tool_versions": None, "metadata": to_json(meta)}  # fmt: skip
-        out.checkpoints.append(with_state(row, to_json({"messages": upto})))
+               "wall_clock_ms": ms_between(first_ts, ts), "pending_effects": to_json(pending),
+               "model_version": model, "tool_versions": None,
+               "metadata": to_json(meta)}  # fmt: skip
+        out.checkpoints.append(with_state(row, to_json({"messages": messages[: end + 1]})))
         parent = cid
     out.tape = tape.rows
     return out
