@@ -31,8 +31,7 @@ def _asked_for(reader: SourceReader, name: str) -> Flavour[Any]:
             f"unknown flavour {name!r}", f"use one of auto, {', '.join(FLAVOURS)}, mapped"
         )
     if not cls.fits(reader):
-        # a flavour that reads more than one kind of source names them itself
-        reads = getattr(cls, "reads", None) or cls.requires.capability
+        reads = cls.reads or cls.requires.capability
         raise SourceError(
             f"the {cls.name} flavour reads {reads}, not a {reader.kind} source",
             "use --flavor auto, or --mapping FILE for another table shape",
