@@ -72,7 +72,8 @@ def map_session(run: SessionRun, names: tuple[str, ...]) -> RunRows:
     """The rows of one session run: a checkpoint per turn, the tape, quarantined messages."""
     out = RunRows()
     good = [m for m in run.messages if m.item is not None]
-    out.checkpoints += [_bad(run, m) for m in run.messages if m.item is None]
+    if run.first:
+        out.checkpoints += [_bad(run, m) for m in run.messages if m.item is None]
     if not good:
         return out
     items: list[dict[str, Any]] = [m.item for m in good if m.item is not None]

@@ -23,6 +23,8 @@ from loaders.base import SqlReader
 SESSION_TABLES = {"agent_sessions", "agent_messages"}
 """The tables of ``SQLiteSession`` (their default names)."""
 MAIN = "main"
+ORPHANED = "orphaned"
+"""The branch of the messages that no ``message_structure`` row lists."""
 FETCH = 500
 
 
@@ -51,6 +53,9 @@ class SessionRun:
     """``message_structure.user_turn_number`` of each message, when the session records it."""
     usage: dict[int, dict[str, Any]] = field(default_factory=dict)
     """``turn_usage`` by user turn (AdvancedSQLiteSession), else empty."""
+    first: bool = True
+    """The session's first run: the one that reports its unreadable messages (a branch
+    shares the messages before its branch point, which must be quarantined once)."""
 
     @property
     def run_id(self) -> str:
@@ -157,10 +162,12 @@ def _session_runs(
             if turn not in usage and main_turns.get(turn) == ids and turn in spent.get(MAIN, {}):
                 usage[turn] = spent[MAIN][turn]
         yield SessionRun(session_id, branch, [m for m, _ in rows],
-                         [int(t) if t is not None else 0 for _, t in rows], usage)  # fmt: skip
+                         [int(t) if t is not None else 0 for _, t in rows], usage,
+                         first=branch == min(branches, key=lambda b: (b != MAIN, b)))  # fmt: skip
     orphans = [m for mid, m in by_id.items() if mid not in listed]
-    if orphans and MAIN not in branches:
-        yield SessionRun(session_id, MAIN, orphans)
+    if orphans:
+        # messages no branch lists (written by a plain SQLiteSession into the same file)
+        yield SessionRun(session_id, ORPHANED if MAIN in branches else MAIN, orphans)
 
 
 def _turn_ids(rows: list[tuple[int, int | None]]) -> dict[int, list[int]]:

@@ -10,6 +10,8 @@ committed files and, with ``STEPSCOPE_OPENAI_AGENTS_PYTHON`` set, on freshly gen
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from tests.runtimes.fixture_data import data_dir, sources
 
 RT = "openai_agents"
 SOURCES = ("sessions.sqlite", "advanced.sqlite", "runstate")
+COMMITTED = Path(__file__).resolve().parent / "data"
 TOOL_ERROR = "An error occurred while running the tool. Please try again."
 
 
@@ -201,3 +204,39 @@ def test_insisting_on_the_flavour(tmp_path: Path) -> None:
     with Store.open(tmp_path / "t.duckdb") as s, pytest.raises(SourceError) as err:
         import_source(s, str(parquet), ImportOptions(flavour="openai-agents"))
     assert "reads an agent-session SQLite file or RunState JSON files" in err.value.message
+
+
+def test_branch_shares_a_bad_message_once_and_orphans_are_a_run(tmp_path: Path) -> None:
+    db = tmp_path / "advanced.sqlite"
+    shutil.copyfile(COMMITTED / "advanced.sqlite", db)
+    con = sqlite3.connect(db)
+    with con:
+        # a bad message in turn 1, which the branch copied from main (both list it)
+        bad = con.execute(
+            "INSERT INTO agent_messages (session_id, message_data) VALUES ('support-7', '{no')"
+        ).lastrowid
+        for branch in ("main", "retry"):
+            con.execute(
+                "INSERT INTO message_structure (session_id, message_id, branch_id, message_type,"
+                " sequence_number, user_turn_number) VALUES ('support-7', ?, ?, 'user', 0, 1)",
+                (bad, branch),
+            )
+        # a message no branch lists (a plain SQLiteSession wrote it)
+        con.execute(
+            "INSERT INTO agent_messages (session_id, message_data) VALUES ('support-7', ?)",
+            (json.dumps({"role": "user", "content": "hello?"}),),
+        )
+    con.close()
+    with Store.open(tmp_path / "s.duckdb") as s:
+        report = import_source(s, str(db))
+        assert report.total.quarantined == 1
+        (reason,) = report.quarantine_reasons
+        assert reason.startswith(f"agent_messages row {bad}: message_data is not JSON")
+        orphan = s.checkpoint("support-7@orphaned")
+        assert orphan.working_state == {"items": [{"role": "user", "content": "hello?"}]}
+        assert (
+            s.checkpoint("support-7").working_state["items"]
+            == json.loads((COMMITTED / "expected.json").read_text())["advanced.sqlite"][
+                "support-7"
+            ]["items"]
+        )
