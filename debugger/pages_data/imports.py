@@ -19,12 +19,13 @@ from debugger.model import ImportReport
 from debugger.store import Store
 from loaders import ImportOptions, import_source
 from loaders.base import ProgressFn
+from loaders.registry import FLAVOURS as REGISTERED
 
-UPLOAD_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".parquet")
+UPLOAD_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".parquet", ".json")
 """File kinds the Import page accepts as an upload."""
 KINDS = ("A file path", "An uploaded file", "A Postgres URL")
 """The kinds of source the Import page offers."""
-FLAVOURS = ("auto", "native", "langgraph", "mapped")
+FLAVOURS = ("auto", *REGISTERED, "mapped")
 """The flavours the Import page offers (``auto`` detects the source's)."""
 
 
@@ -73,7 +74,7 @@ def import_upload(
     suffix = Path(name).suffix.lower()
     if suffix not in UPLOAD_SUFFIXES:
         raise SourceError(
-            f"cannot import {name!r}: not a SQLite or Parquet file",
+            f"cannot import {name!r}: not a SQLite, Parquet or JSON file",
             f"upload a file ending in {', '.join(UPLOAD_SUFFIXES)}, or give a path",
         )
     with tempfile.TemporaryDirectory(prefix="stepscope-upload-") as tmp:
