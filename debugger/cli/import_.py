@@ -34,6 +34,8 @@ def _progress(quiet: bool) -> Any:
             "auto",
             "native",
             "langgraph",
+            "adk",
+            "temporal",
             "openai-agents",
             "pydantic-ai",
             "crewai",
@@ -57,7 +59,7 @@ def cmd(
     batch_rows: int,
     quiet: bool,
 ) -> None:
-    """Import SOURCE (SQLite file, Parquet file/dir/glob, or postgresql:// URL) into the store.
+    """Import SOURCE (SQLite file, Parquet file/dir/glob, JSON file/dir, or postgresql:// URL).
 
     \b
     Examples:
@@ -65,6 +67,8 @@ def cmd(
       stepscope import 'exports/checkpoints/' --json
       stepscope import legacy.sqlite --mapping legacy.toml
       stepscope import postgresql://reader@db.internal/agents
+      stepscope import histories/ --flavor temporal
+      stepscope import agent_sessions.sqlite --flavor openai-agents
     """
     from loaders import ImportOptions, import_source
     from loaders.importer import check_source
