@@ -9,11 +9,17 @@ within each round:
 - the runtime's own API, in the runtime's Python (a separate process, timed inside it):
   - ADK: ``DatabaseSessionService.list_sessions`` then ``get_session`` for every session
     (events parsed into ``Event`` objects, state merged);
-  - Temporal: ``WorkflowHistory.from_json`` for every file (events parsed into protobuf).
+  - Temporal: ``WorkflowHistory.from_json`` for every file (events parsed into protobuf);
+  - OpenAI Agents: ``SQLiteSession(id, db).get_items()`` for every session;
+  - pydantic-ai: every history file read and validated with ``ModelMessagesTypeAdapter``;
+  - CrewAI: ``SQLiteFlowPersistence.load_state`` and ``load_pending_feedback`` for every
+    flow (the API reads a flow's latest state only: it has no way to read the history).
 
-The figure is events per second (an event is a checkpoint). The runtimes' Pythons come from
-``STEPSCOPE_ADK_PYTHON`` / ``STEPSCOPE_TEMPORAL_PYTHON`` (see docs/adk.md, docs/temporal.md);
-a runtime without one is skipped. Medians of ``--repeat`` rounds (default 3).
+The figure is events per second (an event is a checkpoint), except where the runtime's unit
+differs from a checkpoint: session items (OpenAI Agents: a checkpoint is a turn of several
+items), messages (pydantic-ai: a checkpoint is a model response and its requests), flows
+(CrewAI). The runtimes' Pythons come from ``STEPSCOPE_<RUNTIME>_PYTHON`` (see each
+runtime's docs page); a runtime without one is skipped. Medians of ``--repeat`` rounds (default 3).
 Run ``python benchmarks/runtimes_bench.py`` (``--quick`` for a small run).
 """
 
@@ -115,6 +121,139 @@ def scaled_temporal(copies: int) -> Path:
     return target
 
 
+OAI_READ = """
+import asyncio, json, sqlite3, sys, time
+from agents import SQLiteSession
+async def main():
+    start = time.perf_counter()
+    con = sqlite3.connect(sys.argv[1])
+    ids = [r[0] for r in con.execute("SELECT session_id FROM agent_sessions")]
+    con.close()
+    items = 0
+    for sid in ids:
+        session = SQLiteSession(sid, sys.argv[1])
+        items += len(await session.get_items())
+        session.close()
+    print(json.dumps({"seconds": time.perf_counter() - start, "events": items}))
+asyncio.run(main())
+"""
+
+PYDANTIC_AI_READ = """
+import json, sys, time
+from pathlib import Path
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+start = time.perf_counter()
+messages = 0
+for f in sorted(Path(sys.argv[1]).glob("*.json")):
+    doc = json.loads(f.read_bytes())
+    history = doc["messages"] if isinstance(doc, dict) else doc
+    messages += len(ModelMessagesTypeAdapter.validate_python(history))
+print(json.dumps({"seconds": time.perf_counter() - start, "events": messages}))
+"""
+
+CREWAI_READ = """
+import json, os, sqlite3, sys, time
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+from crewai.flow.persistence import SQLiteFlowPersistence
+start = time.perf_counter()
+p = SQLiteFlowPersistence(sys.argv[1])
+con = sqlite3.connect(sys.argv[1])
+flows = [r[0] for r in con.execute(
+    "SELECT flow_uuid FROM flow_states UNION SELECT flow_uuid FROM pending_feedback")]
+con.close()
+for flow in flows:
+    p.load_state(flow)
+    p.load_pending_feedback(flow)
+print(json.dumps({"seconds": time.perf_counter() - start, "events": len(flows)}))
+"""
+
+
+def _copied_db(name: str, source: Path, copies: int, tables: dict[str, str]) -> Path:
+    """A SQLite fixture whose rows are copied ``copies`` times, the key column suffixed -i.
+
+    ``tables`` maps a table to its key column (the session or flow id); an autoincrement
+    ``id`` column is left to SQLite.
+    """
+    target = DATA / f"{name}-x{copies}.sqlite"
+    if target.exists():
+        return target
+    DATA.mkdir(exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    shutil.copyfile(source, tmp)
+    con = sqlite3.connect(tmp)
+    with con:
+        for table, key in tables.items():
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})") if r[1] != "id"]
+            rows = con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()
+            at = cols.index(key)
+            marks = ", ".join("?" for _ in cols)
+            for i in range(1, copies):
+                con.executemany(
+                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
+                    [(*r[:at], f"{r[at]}-{i}", *r[at + 1 :]) for r in rows],
+                )
+    con.close()
+    tmp.replace(target)
+    return target
+
+
+def scaled_openai_agents(copies: int) -> Path:
+    """The OpenAI Agents session fixture, every session copied under new ids."""
+    return _copied_db("oai", FIXTURES / "openai_agents" / "data" / "sessions.sqlite", copies,
+                      {"agent_sessions": "session_id", "agent_messages": "session_id"})  # fmt: skip
+
+
+def scaled_crewai(copies: int) -> Path:
+    """The CrewAI flow fixture, every flow copied under new ids."""
+    return _copied_db("crewai", FIXTURES / "crewai" / "data" / "flows.sqlite", copies,
+                      {"flow_states": "flow_uuid", "pending_feedback": "flow_uuid"})  # fmt: skip
+
+
+def scaled_pydantic_ai(copies: int) -> Path:
+    """The pydantic-ai histories, each file copied ``copies`` times under new names."""
+    target = DATA / f"pydantic-ai-x{copies}"
+    if target.exists():
+        return target
+    tmp = DATA / f"pydantic-ai-x{copies}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for f in sorted((FIXTURES / "pydantic_ai" / "data" / "histories").glob("*.json")):
+        for i in range(copies):
+            shutil.copyfile(f, tmp / f"{f.stem}-{i}.json")
+    tmp.replace(target)
+    return target
+
+
+def _items(source: Path) -> int:
+    con = sqlite3.connect(source)
+    (n,) = con.execute("SELECT count(*) FROM agent_messages").fetchone()
+    con.close()
+    return int(n)
+
+
+def _messages(source: Path) -> int:
+    docs = (json.loads(f.read_bytes()) for f in source.glob("*.json"))
+    return sum(len(d["messages"] if isinstance(d, dict) else d) for d in docs)
+
+
+def _flows(source: Path) -> int:
+    con = sqlite3.connect(source)
+    (n,) = con.execute(
+        "SELECT count(*) FROM (SELECT flow_uuid FROM flow_states "
+        "UNION SELECT flow_uuid FROM pending_feedback)"
+    ).fetchone()
+    con.close()
+    return int(n)
+
+
+UNITS: dict[str, Callable[[Path], int]] = {
+    "OpenAI Agents (SQLiteSession; items)": _items,
+    "pydantic-ai (history JSON files; messages)": _messages,
+    "CrewAI (SQLiteFlowPersistence; flows)": _flows,
+}
+"""Runtimes whose unit is not a checkpoint: how many units a source holds."""
+
+
 def stepscope_rate(source: Path) -> tuple[float, int]:
     """Seconds to import into a new on-disk store, and checkpoints imported."""
     with tempfile.TemporaryDirectory(dir=DATA) as d:
@@ -137,6 +276,7 @@ def bench(name: str, source: Path, python: str, script: str, repeat: int) -> dic
     theirs: list[float] = []
     for _ in range(repeat):
         s, n = stepscope_rate(source)
+        n = UNITS[name](source) if name in UNITS else n
         ours.append(n / s)
         s, m = api_rate(python, script, source)
         theirs.append(m / s)
@@ -156,6 +296,15 @@ def main() -> None:
                                                  "`get_session`, every session"),
         "Temporal (history JSON files)": ("STEPSCOPE_TEMPORAL_PYTHON", scaled_temporal,
                                           TEMPORAL_READ, "`WorkflowHistory.from_json`"),
+        "OpenAI Agents (SQLiteSession; items)": (
+            "STEPSCOPE_OPENAI_AGENTS_PYTHON", scaled_openai_agents, OAI_READ,
+            "`get_items`, every session"),
+        "pydantic-ai (history JSON files; messages)": (
+            "STEPSCOPE_PYDANTIC_AI_PYTHON", scaled_pydantic_ai, PYDANTIC_AI_READ,
+            "`ModelMessagesTypeAdapter`, every file"),
+        "CrewAI (SQLiteFlowPersistence; flows)": (
+            "STEPSCOPE_CREWAI_PYTHON", scaled_crewai, CREWAI_READ,
+            "`load_state`, latest state of every flow"),
     }  # fmt: skip
     print("| runtime | events | Stepscope import | runtime's own read | **import / read** |")
     print("|---|---:|---:|---:|---:|")

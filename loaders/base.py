@@ -173,6 +173,9 @@ class Flavour(ABC, Generic[R]):
     name: ClassVar[str]
     requires: ClassVar[type[SourceReader]]
     """The reader class (capability) this flavour reads from: its type parameter."""
+    reads: ClassVar[str | None] = None
+    """What the flavour reads, for an error message, when it overrides :meth:`fits` to take
+    more than one kind of reader (else ``requires.capability`` says it)."""
     batch_rows: int = BATCH_ROWS
     """Rows per batch at most (``ImportOptions.batch_rows``; readers round it down to a
     power of two and lower it for wide rows)."""
@@ -217,7 +220,7 @@ class ImportOptions:
     """Options of one import (each documented in docs/cli.md)."""
 
     flavour: str = "auto"
-    """auto, native, langgraph or mapped."""
+    """auto, mapped, or a flavour of ``loaders.registry.FLAVOURS`` (native, langgraph, ...)."""
     mapping: str | None = None
     """Path of a TOML mapping file (implies the mapped flavour)."""
     batch_rows: int = BATCH_ROWS

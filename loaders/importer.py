@@ -31,8 +31,9 @@ def _asked_for(reader: SourceReader, name: str) -> Flavour[Any]:
             f"unknown flavour {name!r}", f"use one of auto, {', '.join(FLAVOURS)}, mapped"
         )
     if not cls.fits(reader):
+        reads = cls.reads or cls.requires.capability
         raise SourceError(
-            f"the {cls.name} flavour reads {cls.requires.capability}, not a {reader.kind} source",
+            f"the {cls.name} flavour reads {reads}, not a {reader.kind} source",
             "use --flavor auto, or --mapping FILE for another table shape",
         )
     if not cls.detect(reader):

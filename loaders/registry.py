@@ -8,14 +8,17 @@ from typing import Any
 from debugger.errors import SourceError
 from loaders.adk import AdkFlavour
 from loaders.base import Flavour, SourceReader
+from loaders.crewai import CrewAIFlavour
 from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
-from loaders.temporal import TemporalFlavour
+from loaders.openai_agents import OpenAIAgentsFlavour
+from loaders.pydantic_ai import PydanticAIFlavour
 
 FLAVOURS: dict[str, type[Flavour[Any]]] = {
     "langgraph": LangGraphFlavour,
-    "adk": AdkFlavour,
-    "temporal": TemporalFlavour,
+    "openai-agents": OpenAIAgentsFlavour,
+    "pydantic-ai": PydanticAIFlavour,
+    "crewai": CrewAIFlavour,
     "native": NativeFlavour,
 }
 """Detection order matters: the more specific shapes (LangGraph's tables) come first."""

@@ -20,11 +20,12 @@ from debugger.json_text import preview
 from debugger.model import Checkpoint
 
 __all__ = [
-    "ADK",
+    "CREWAI",
     "LANGGRAPH",
     "NATIVE",
+    "OPENAI_AGENTS",
+    "PYDANTIC_AI",
     "RUNTIMES",
-    "TEMPORAL",
     "Runtime",
     "open_interrupts",
     "runtime_of",
@@ -174,65 +175,111 @@ writes of finished tasks are applied by LangGraph on resume; ``update_state`` an
 forks made on purpose; a parked run resumes with ``Command(resume=...)``."""
 
 
-def _adk_resume(head: Checkpoint) -> str | None:
-    asked = _meta(head).get("interrupt")
-    adk = _meta(head).get("adk")
-    session = adk.get("session_id") if isinstance(adk, dict) else None
-    if not isinstance(asked, dict) or not asked.get("request_id"):
+def _oai_resume(head: Checkpoint) -> str | None:
+    oai = _meta(head).get("openai_agents")
+    if not (isinstance(oai, dict) and oai.get("source") == "run_state"):
         return None
+    asks = ", ".join(str(a.get("id")) for a in open_interrupts(head)) or "the open calls"
     return (
-        f"resume with runner.run_async(user_id=..., session_id={session!r}, new_message=a "
-        "user Content whose part is FunctionResponse(id="
-        f"{asked['request_id']!r}, name='adk_request_confirmation', response={{'confirmed': "
-        f"True}})): ADK then runs {asked.get('tool')} once"
+        f"resume with state = await RunState.from_string(agent, open({oai.get('file')!r}).read()),"
+        f" state.approve(item) or state.reject(item) for each of state.get_interruptions() "
+        f"({asks}), then await Runner.run(agent, state)"
     )
 
 
-ADK = Runtime(
-    "adk",
+_OAI_SCHEMA = (
+    "an OpenAI Agents session records no schema version (only a saved RunState carries "
+    "$schemaVersion): keep the version of your own state in the session id or save the "
+    "RunState (result.to_state().to_string()) at each pause"
+)
+_OAI_RUN_METADATA = (
+    "the OpenAI Agents SDK saves neither the model name nor tool versions in sessions or "
+    "RunState: record them in your own metadata (e.g. the trace metadata of RunConfig) to "
+    "compare them before a resume"
+)
+_OAI_BUDGETS = (
+    "a plain SQLiteSession records no token usage: use AdvancedSQLiteSession and call "
+    "session.store_run_usage(result) after each run (its turn_usage table gives the tokens)"
+)
+
+OPENAI_AGENTS = Runtime(
+    "openai-agents",
+    uncarried={
+        "missing-schema-version": _OAI_SCHEMA,
+        "missing-run-metadata": _OAI_RUN_METADATA,
+        "missing-budgets": _OAI_BUDGETS,
+    },
+    resume_hint=_oai_resume,
+    tool_calls_in_state=True,
+)
+"""The OpenAI Agents SDK (sessions, RunState files): no state-schema version in a session, no
+model or tool versions anywhere, no tokens in a plain SQLiteSession; a function call without
+output is a call the items ask for; a parked RunState resumes with approve/reject."""
+
+
+def _pai_resume(head: Checkpoint) -> str | None:
+    asks = open_interrupts(head)
+    if not asks:
+        return None
+    ids = ", ".join(f"{a.get('id')!r}: True" for a in asks)
+    return (
+        "resume with agent.run(message_history=MESSAGES, deferred_tool_results="
+        f"DeferredToolResults(approvals={{{ids}}})) (False, or ToolDenied, to refuse; "
+        "external calls answer in calls=), MESSAGES the saved history"
+    )
+
+
+PYDANTIC_AI = Runtime(
+    "pydantic-ai",
     uncarried={
         "missing-schema-version": (
-            "ADK keeps no state-schema version: put one in the session state when it is "
-            "created, create_session(..., state={'schema_version': 2}) (the loader reads the "
-            "state's schema_version key)"
+            "a pydantic-ai message history has no schema version: save one beside the "
+            'messages (e.g. {"schema_version": 2, "messages": [...]}) if your state changes shape'
         ),
         "missing-run-metadata": (
-            "ADK records the model version on model events but no tool versions: keep them "
-            "in the app state, e.g. state {'app:tool_versions': {'issue_refund': '1.4'}} "
-            "(the loader reads tool_versions or app:tool_versions from the state)"
+            "pydantic-ai records the model (model_name on each response) but no tool versions: "
+            "keep them with the saved history to compare them before a resume"
         ),
     },
-    applied_kinds=frozenset({"held_tool_call"}),
-    resume_hint=_adk_resume,
+    resume_hint=_pai_resume,
+    tool_calls_in_state=True,
 )
-"""Google ADK sessions: no schema or tool versions; a call held for a tool confirmation has
-not run (ADK runs it once on ``confirmed: true``), so it is not in doubt."""
+"""pydantic-ai message histories: no schema or tool versions; an unanswered tool call is one
+the history asks for; a run parked on deferred tool calls resumes with DeferredToolResults."""
 
-TEMPORAL = Runtime(
-    "temporal",
+
+def _crew_resume(head: Checkpoint) -> str | None:
+    fb = _meta(head).get("feedback")
+    asks = open_interrupts(head)
+    if not isinstance(fb, dict) or not asks:
+        return None
+    flow_class = str(fb.get("flow_class") or "YourFlow").rsplit(".", 1)[-1]
+    return (
+        f"resume with {flow_class}.from_pending({head.run_id!r}, SQLiteFlowPersistence(DB))"
+        f".resume(FEEDBACK), FEEDBACK answering: {_value_text(asks[0].get('value'))}"
+    )
+
+
+CREWAI = Runtime(
+    "crewai",
     uncarried={
         "missing-schema-version": (
-            "Temporal keeps no state-schema version: the workflow's code version is its "
-            "patches (workflow.patched, kept as markers) and the worker's build id (shown "
-            "in tool_versions); a workflow can record a version in its input or a memo"
+            "CrewAI keeps no version of a flow's state: add an integer schema_version field "
+            "to the state model (the loader reads it from each persisted state)"
         ),
         "missing-run-metadata": (
-            "Temporal records the SDK version and the worker's build id (tool_versions) but "
-            "no model version: an activity that calls a model can return the model's "
-            "version with its result"
+            "CrewAI flow persistence records no model or tool versions: keep them in the "
+            "flow's state to compare them before a resume"
         ),
     },
-    resume_hint=lambda head: (
-        "Temporal resumes the workflow itself: send the signal (or update) it waits for, "
-        "e.g. temporal workflow signal --workflow-id "
-        f"{(_meta(head).get('temporal') or {}).get('workflow_id', 'ID')} --name NAME "
-        "--input JSON"
-    ),
+    resume_hint=_crew_resume,
 )
-"""Temporal histories: an activity has its key (workflow id + activity id); no schema or
-model versions; a waiting workflow resumes on a signal, sent to Temporal."""
+"""CrewAI flows (``@persist``): no model or tool versions, no state version unless the state
+model has one; a flow parked for feedback resumes with ``from_pending(...).resume(...)``."""
 
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (NATIVE, LANGGRAPH, ADK, TEMPORAL)}
+RUNTIMES: dict[str, Runtime] = {
+    r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS, PYDANTIC_AI, CREWAI)
+}
 """Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
 whole contract, like the native runtime."""
 

@@ -29,7 +29,19 @@ def _progress(quiet: bool) -> Any:
     "--flavor",
     "--flavour",
     "flavour",
-    type=click.Choice(["auto", "native", "langgraph", "adk", "temporal", "mapped"]),
+    type=click.Choice(
+        [
+            "auto",
+            "native",
+            "langgraph",
+            "adk",
+            "temporal",
+            "openai-agents",
+            "pydantic-ai",
+            "crewai",
+            "mapped",
+        ]
+    ),
     default="auto",
     show_default=True,
     help="Shape of the source's tables.",
@@ -56,6 +68,7 @@ def cmd(
       stepscope import legacy.sqlite --mapping legacy.toml
       stepscope import postgresql://reader@db.internal/agents
       stepscope import histories/ --flavor temporal
+      stepscope import agent_sessions.sqlite --flavor openai-agents
     """
     from loaders import ImportOptions, import_source
     from loaders.importer import check_source

@@ -19,12 +19,13 @@ from debugger.model import ImportReport
 from debugger.store import Store
 from loaders import ImportOptions, import_source
 from loaders.base import ProgressFn
+from loaders.registry import FLAVOURS as REGISTERED
 
 UPLOAD_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".parquet", ".json")
 """File kinds the Import page accepts as an upload."""
 KINDS = ("A file path", "An uploaded file", "A Postgres URL")
 """The kinds of source the Import page offers."""
-FLAVOURS = ("auto", "native", "langgraph", "adk", "temporal", "mapped")
+FLAVOURS = ("auto", *REGISTERED, "mapped")
 """The flavours the Import page offers (``auto`` detects the source's)."""
 
 

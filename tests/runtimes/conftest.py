@@ -1,10 +1,13 @@
-"""Shared helpers of the runtime flavours' tests (ADK, Temporal).
+"""Shared helpers of the runtime flavours' tests (ADK, Temporal, OpenAI Agents, pydantic-ai,
+CrewAI).
 
 Each runtime's fixtures were written by the real package (``generate.py`` beside them) and
 are committed, so these tests need no runtime installed. The tests marked with a runtime's
 name regenerate the fixtures with the real package and run the same checks on them: they
-need a Python that has the package, named by ``STEPSCOPE_ADK_PYTHON`` /
-``STEPSCOPE_TEMPORAL_PYTHON`` (``.ci/run`` builds those venvs and sets them), else the
+need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
+(``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``: ``.ci/run`` builds those venvs
+and sets them; ``STEPSCOPE_OPENAI_AGENTS_PYTHON``, ``STEPSCOPE_PYDANTIC_AI_PYTHON``,
+``STEPSCOPE_CREWAI_PYTHON``: set them by hand, see each runtime's docs page), else the
 running Python if it can import the package; otherwise they are skipped. The variables are
 read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 """
@@ -29,9 +32,13 @@ from loaders import ImportOptions, import_source
 RUNTIME_PYTHON = {
     "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
     "temporal": os.environ.get("STEPSCOPE_TEMPORAL_PYTHON"),
+    "openai_agents": os.environ.get("STEPSCOPE_OPENAI_AGENTS_PYTHON"),
+    "pydantic_ai": os.environ.get("STEPSCOPE_PYDANTIC_AI_PYTHON"),
+    "crewai": os.environ.get("STEPSCOPE_CREWAI_PYTHON"),
 }
 """The Python with each runtime's package, as the environment named it."""
-MODULE = {"adk": "google.adk", "temporal": "temporalio"}
+MODULE = {"adk": "google.adk", "temporal": "temporalio", "openai_agents": "agents.memory",
+          "pydantic_ai": "pydantic_ai", "crewai": "crewai.flow"}  # fmt: skip
 
 
 def runtime_python(runtime: str) -> str | None:
@@ -52,7 +59,7 @@ def regenerate(runtime: str, script: Path, out: Path, *args: str) -> None:
     if python is None:
         pytest.skip(
             f"no Python with {MODULE[runtime]}: set STEPSCOPE_{runtime.upper()}_PYTHON "
-            f"(see docs/{runtime}.md)"
+            f"(see docs/{runtime.replace('_', '-')}.md)"
         )
     done = subprocess.run(
         [python, str(script), str(out), *args], capture_output=True, text=True, timeout=240
