@@ -13,9 +13,12 @@ from loaders.langgraph import LangGraphFlavour
 from loaders.native import NativeFlavour
 from loaders.openai_agents import OpenAIAgentsFlavour
 from loaders.pydantic_ai import PydanticAIFlavour
+from loaders.temporal import TemporalFlavour
 
 FLAVOURS: dict[str, type[Flavour[Any]]] = {
     "langgraph": LangGraphFlavour,
+    "adk": AdkFlavour,
+    "temporal": TemporalFlavour,
     "openai-agents": OpenAIAgentsFlavour,
     "pydantic-ai": PydanticAIFlavour,
     "crewai": CrewAIFlavour,

@@ -20,12 +20,14 @@ from debugger.json_text import preview
 from debugger.model import Checkpoint
 
 __all__ = [
+    "ADK",
     "CREWAI",
     "LANGGRAPH",
     "NATIVE",
     "OPENAI_AGENTS",
     "PYDANTIC_AI",
     "RUNTIMES",
+    "TEMPORAL",
     "Runtime",
     "open_interrupts",
     "runtime_of",
@@ -277,8 +279,67 @@ CREWAI = Runtime(
 """CrewAI flows (``@persist``): no model or tool versions, no state version unless the state
 model has one; a flow parked for feedback resumes with ``from_pending(...).resume(...)``."""
 
+
+def _adk_resume(head: Checkpoint) -> str | None:
+    asked = _meta(head).get("interrupt")
+    adk = _meta(head).get("adk")
+    session = adk.get("session_id") if isinstance(adk, dict) else None
+    if not isinstance(asked, dict) or not asked.get("request_id"):
+        return None
+    return (
+        f"resume with runner.run_async(user_id=..., session_id={session!r}, new_message=a "
+        "user Content whose part is FunctionResponse(id="
+        f"{asked['request_id']!r}, name='adk_request_confirmation', response={{'confirmed': "
+        f"True}})): ADK then runs {asked.get('tool')} once"
+    )
+
+
+ADK = Runtime(
+    "adk",
+    uncarried={
+        "missing-schema-version": (
+            "ADK keeps no state-schema version: put one in the session state when it is "
+            "created, create_session(..., state={'schema_version': 2}) (the loader reads the "
+            "state's schema_version key)"
+        ),
+        "missing-run-metadata": (
+            "ADK records the model version on model events but no tool versions: keep them "
+            "in the app state, e.g. state {'app:tool_versions': {'issue_refund': '1.4'}} "
+            "(the loader reads tool_versions or app:tool_versions from the state)"
+        ),
+    },
+    applied_kinds=frozenset({"held_tool_call"}),
+    resume_hint=_adk_resume,
+)
+"""Google ADK sessions: no schema or tool versions; a call held for a tool confirmation has
+not run (ADK runs it once on ``confirmed: true``), so it is not in doubt."""
+
+TEMPORAL = Runtime(
+    "temporal",
+    uncarried={
+        "missing-schema-version": (
+            "Temporal keeps no state-schema version: the workflow's code version is its "
+            "patches (workflow.patched, kept as markers) and the worker's build id (shown "
+            "in tool_versions); a workflow can record a version in its input or a memo"
+        ),
+        "missing-run-metadata": (
+            "Temporal records the SDK version and the worker's build id (tool_versions) but "
+            "no model version: an activity that calls a model can return the model's "
+            "version with its result"
+        ),
+    },
+    resume_hint=lambda head: (
+        "Temporal resumes the workflow itself: send the signal (or update) it waits for, "
+        "e.g. temporal workflow signal --workflow-id "
+        f"{(_meta(head).get('temporal') or {}).get('workflow_id', 'ID')} --name NAME "
+        "--input JSON"
+    ),
+)
+"""Temporal histories: an activity has its key (workflow id + activity id); no schema or
+model versions; a waiting workflow resumes on a signal, sent to Temporal."""
+
 RUNTIMES: dict[str, Runtime] = {
-    r.name: r for r in (NATIVE, LANGGRAPH, OPENAI_AGENTS, PYDANTIC_AI, CREWAI)
+    r.name: r for r in (NATIVE, LANGGRAPH, ADK, TEMPORAL, OPENAI_AGENTS, PYDANTIC_AI, CREWAI)
 }
 """Every known runtime by flavour name; a flavour not listed (``mapped``) is held to the
 whole contract, like the native runtime."""
