@@ -24,6 +24,7 @@ COMMANDS = {
     "audit": "debugger.cli.audit",
     "migrate": "debugger.cli.migrate",
     "replay": "debugger.cli.replay",
+    "report": "debugger.cli.report",
     "app": "debugger.cli.app",
     "demo": "debugger.cli.demo",
 }

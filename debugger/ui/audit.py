@@ -18,7 +18,7 @@ from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
 from debugger.pages_data.audit import effect_rows, verdict_rows
 from debugger.store import Store
-from debugger.ui.common import get_store, guarded, page_for, page_labels
+from debugger.ui.common import generation, get_store, guarded, page_for, page_labels
 
 TITLE, ICON, URL = page_labels(__name__)
 
@@ -46,14 +46,13 @@ def migrations_module() -> str | None:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _verdicts_json(_store: Store, path: str, generation: int, module: str | None) -> str:
+def _verdicts_json(_store: Store, path: str, gen: int, module: str | None) -> str:
     # keyed on the store path and generation (an import bumps it), not on the connection
     return orjson.dumps(verdict_rows(_store, module)).decode()
 
 
 def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
-    generation = int(st.session_state.get("store_generation", 0))
-    text = guarded(_verdicts_json, store, store.path, generation, module)
+    text = guarded(_verdicts_json, store, store.path, generation(), module)
     if text is None:
         return None
     return pd.DataFrame(orjson.loads(text))

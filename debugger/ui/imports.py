@@ -1,7 +1,7 @@
 """Import page: a file path, an uploaded file or a Postgres URL, with progress and the report.
 
-The app serves the store read-only; for an import its connections are closed, the store is
-opened writable for the import only, then read-only again for every session.
+The app reads the store read-only and only while a page reads; for an import the app's
+sessions wait while the store is open for writing.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from debugger.ui.common import (
     guarded,
     open_cached,
     page_labels,
-    reopen_store,
     store_path,
+    writing,
 )
 
 TITLE, ICON, URL = page_labels(__name__)
@@ -67,9 +67,9 @@ def _source_inputs() -> tuple[str, Any]:
 
 
 def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportResult | None:
-    reopen_store()  # close the app's read-only connections before the writable open
     on_progress = _progress_bar()
-    try:
+    # the app's sessions keep off the store while it is open for writing
+    with writing():
         if kind == KINDS[1]:
             return guarded(
                 import_upload,
@@ -81,8 +81,6 @@ def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportRes
                 on_progress,
             )
         return guarded(import_into, store_path(), source, flavour, mapping, on_progress)
-    finally:
-        reopen_store()  # every session reads the new data through a fresh connection
 
 
 def _report(result: ImportResult) -> None:

@@ -35,8 +35,8 @@ from debugger.ui.common import (
     page_for,
     page_labels,
     query_int,
-    reopen_store,
     store_path,
+    writing,
 )
 
 TITLE, ICON, URL = page_labels(__name__)
@@ -100,16 +100,13 @@ def _run(settings: dict[str, Any]) -> bool:
 
         return on_progress
 
-    # the replay writes its result into the store: release the app's read-only connections
-    reopen_store()
-    try:
+    # the replay writes its result into the store: the app's reads wait meanwhile
+    with writing():
         report = guarded(replay, store_path(), progress=progress_for("your agent"), **settings)
         base = None
         if report is not None and baseline:
             base = guarded(replay, store_path(), progress=progress_for("original code"),
                            **{**settings, "agent": baseline})  # fmt: skip
-    finally:
-        reopen_store()
     if report is None:
         return False
     st.session_state["replay_report"] = report.to_dict()
