@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from debugger.audit import audit_run
-from debugger.audit.verdict import VERDICT_WORDS
 from debugger.errors import StepscopeError
 from debugger.model import ATTENTION_STATUSES, Run
 from debugger.report.incident import human_reason
@@ -37,6 +35,10 @@ class Verdict:
 
 def verdicts(store: Store, limit: int = AUDITED_RUNS) -> dict[str, dict[str, Any]]:
     """Run id -> :class:`Verdict` (as a dict) for the newest ``limit`` original runs."""
+    # the audit (and DeepDiff under it) on first use: the Runs page's module loads without it
+    from debugger.audit import audit_run
+    from debugger.audit.verdict import VERDICT_WORDS
+
     out: dict[str, dict[str, Any]] = {}
     for run in store.run_page(order="newest", limit=limit, replays=False).runs:
         try:

@@ -142,9 +142,11 @@ def page() -> None:
     audited = audited or {}
     stopped = pages_data.needing_attention(store, ATTENTION_LINKS, **filters, replays=False)
     shown = None if not any(filters.values()) else _matching(store, filters)
-    _attention(attention_items(stopped, audited, shown))
+    needing = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
+    _attention(attention_items(stopped, audited, shown), needing, len(stopped))
     st.caption(
-        f"{found.total} {'runs and replays' if with_replays else 'runs'} in {store.path}. "
+        f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} need "
+        f"attention) in {store.path}. "
         f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:
@@ -191,7 +193,7 @@ def warm(path: str) -> None:
         pages_data.needing_attention(store, ATTENTION_LINKS, replays=False)
 
 
-def _attention(items: list[dict[str, Any]]) -> None:
+def _attention(items: list[dict[str, Any]], stopped_total: int, stopped_shown: int) -> None:
     """Needs attention, before the list: each run linked, with why in words."""
     if not items:
         return
@@ -202,3 +204,8 @@ def _attention(items: list[dict[str, Any]]) -> None:
         link = run_list.run_link(item["run_id"], URL_OF_TIMELINE)
         lines.append(f"- :material/{icon}: {link} · {md_text(item['why'], 220)}")
     st.markdown("\n".join(lines), unsafe_allow_html=True)
+    if stopped_total > stopped_shown:
+        st.caption(
+            f"The newest {stopped_shown} of {stopped_total} that stopped: click a status above "
+            "to list the others."
+        )

@@ -39,7 +39,8 @@ def open_app(
 
 
 def texts(at: AppTest) -> str:
-    """Every markdown, caption, subheader, title, alert and metric text on the page."""
+    """Every markdown, caption, subheader, title, alert and metric text on the page, its
+    character references read back (the page writes checkpoint values as references)."""
     parts: list[str] = []
     for kind in (
         "title",
@@ -53,13 +54,30 @@ def texts(at: AppTest) -> str:
     ):
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
-    return "\n".join(parts)
+    import html
+
+    return html.unescape("\n".join(parts))  # checkpoint values are written as escapes
 
 
 def frames_text(at: AppTest) -> str:
-    """The text of every dataframe and table on the page."""
+    """The text of every dataframe and table on the page, HTML tables included (their
+    markup stripped, their escapes read back)."""
     frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
-    return "\n".join(f.to_string() for f in frames)
+    return "\n".join([f.to_string() for f in frames] + [html_text(at)])
+
+
+def html_bodies(at: AppTest) -> list[str]:
+    """The bodies of the page's ``st.html`` elements."""
+    return [str(h.value) for h in at.get("html")]
+
+
+def html_text(at: AppTest) -> str:
+    """The text a reader sees in the page's ``st.html`` elements."""
+    import html
+    import re
+
+    bodies = [re.sub(r"<style>.*?</style>", "", b, flags=re.S) for b in html_bodies(at)]
+    return html.unescape(re.sub(r"<[^>]+>", " ", "\n".join(bodies)))
 
 
 def listed_runs(at: AppTest) -> list[dict[str, str]]:
