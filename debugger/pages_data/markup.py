@@ -23,6 +23,9 @@ _MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&!#+-=.(){}\"'")
 """Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
 LaTeX (``$``) could read as syntax: written as character references, they stay text."""
 
+_ATTR_SPECIAL = _MARKDOWN_SPECIAL | set("|\"'<>&")
+"""Characters written as references in an attribute's text (HTML's and Markdown's)."""
+
 CELL_CHARS = 90
 """Characters of a value shown in a table cell; a click opens the rest."""
 FULL_CHARS = 20_000
@@ -38,6 +41,13 @@ def md_text(value: Any, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + ELLIPSIS
     return "".join(f"&#{ord(c)};" if c in _MARKDOWN_SPECIAL else c for c in text)
+
+
+def attr_text(value: Any) -> str:
+    """A value as the text of an HTML attribute (a tooltip) inside Markdown: HTML-escaped,
+    and Markdown's and Streamlit's syntax characters written as references too."""
+    text = " ".join(str(value).split())
+    return "".join(f"&#{ord(c)};" if c in _ATTR_SPECIAL else c for c in text)
 
 
 def html_text(value: Any) -> str:

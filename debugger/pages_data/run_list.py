@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from debugger.model import Run
-from debugger.pages_data.markup import md_text
+from debugger.pages_data.markup import attr_text, md_text
 from debugger.pages_data.status import status_badge
 
 PAGE_ROWS = 50
@@ -66,7 +66,7 @@ LIST_CSS = (
 def run_link(run_id: str, page_url: str) -> str:
     """An HTML link to a run's Timeline, opened in the same tab (a page's own address)."""
     href = escape(f"{page_url}?run={quote(run_id, safe='')}", quote=True)
-    title = escape(run_id, quote=True)
+    title = attr_text(run_id)
     return f'<a class="run" href="{href}" target="_self" title="{title}">{md_text(run_id)}</a>'
 
 
@@ -140,5 +140,5 @@ def _hover(text: str | None) -> str:
     """A long cell's text, shortened; the whole text shows on hover."""
     if not text:
         return ""
-    title = escape(" ".join(text.split()), quote=True).replace("|", "&#124;")
+    title = attr_text(text)
     return f'<span title="{title}">{md_text(text, ERROR_CHARS)}</span>'

@@ -105,3 +105,23 @@ def listed_runs(at: AppTest) -> list[dict[str, str]]:
             rows.append(cells)
         return rows
     return []
+
+
+def in_order(at: AppTest) -> str:
+    """The main area's text in page order (headings, Markdown, alerts, HTML), read back."""
+    import html
+
+    parts: list[str] = []
+
+    def walk(node: object) -> None:
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                walk(child)
+            return
+        value = getattr(node, "value", None)
+        if isinstance(value, str):
+            parts.append(value)
+
+    walk(at.main)
+    return html.unescape("\n".join(parts))
