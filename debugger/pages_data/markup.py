@@ -13,6 +13,7 @@ No Streamlit import: what this builds is plain text (tested without a server).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -22,6 +23,14 @@ from debugger.json_text import ELLIPSIS
 _MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&!#+-=.(){}\"'")
 """Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
 LaTeX (``$``) could read as syntax: written as character references, they stay text."""
+
+WORD_JOINER = "\u2060"
+"""An invisible character that keeps the Markdown renderer from making a link of text.
+
+Streamlit's renderer turns any ``http://``, ``www.`` or ``name@host`` in text into a link,
+even when written as character references; a word joiner after the scheme (or the ``@``)
+leaves the text as it reads and makes no link."""
+_AUTOLINK = re.compile(r"(?i)((?:https?|ftp|mailto)(?=:)|www(?=\.)|@)")
 
 _ATTR_SPECIAL = _MARKDOWN_SPECIAL | set("|\"'<>&")
 """Characters written as references in an attribute's text (HTML's and Markdown's)."""
@@ -40,6 +49,7 @@ def md_text(value: Any, limit: int | None = None) -> str:
     text = " ".join(str(value).split())  # one line: a table cell, a caption
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + ELLIPSIS
+    text = _AUTOLINK.sub("\\1" + WORD_JOINER, text)
     return "".join(f"&#{ord(c)};" if c in _MARKDOWN_SPECIAL else c for c in text)
 
 

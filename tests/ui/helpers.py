@@ -56,7 +56,8 @@ def texts(at: AppTest) -> str:
     parts += [f"{m.label} {m.value}" for m in at.metric]
     import html
 
-    return html.unescape("\n".join(parts))  # checkpoint values are written as escapes
+    # checkpoint values are written as references, URLs with an invisible word joiner
+    return html.unescape("\n".join(parts)).replace("\u2060", "")
 
 
 def frames_text(at: AppTest) -> str:
@@ -124,4 +125,4 @@ def in_order(at: AppTest) -> str:
             parts.append(value)
 
     walk(at.main)
-    return html.unescape("\n".join(parts))
+    return html.unescape("\n".join(parts)).replace("\u2060", "")
