@@ -153,9 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         pw.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\nload average {os.getloadavg()[0]:.1f}\n")
-    print("| first page rendered | median s | runs |\n|---|---:|---:|")
-    for name, values in first.items():
-        print(f"| {name} | {statistics.median(values):.2f} | {len(values)} |")
+    if starts:
+        print("| first page rendered | median s | runs |\n|---|---:|---:|")
+        for name, values in first.items():
+            print(f"| {name} | {statistics.median(values):.2f} | {len(values)} |")
     print("\n| step change after a key press | p50 ms | p90 ms | presses |\n|---|---:|---:|---:|")
     rows = {"Timeline, step read (cold)": ours[0], "Timeline, step cached (warm)": ours[1],
             "streamlit floor (fragment rerun)": theirs[0] + theirs[1]}  # fmt: skip

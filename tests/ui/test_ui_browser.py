@@ -3,8 +3,8 @@
 Starts ``stepscope app`` on the demo store (what ``stepscope demo`` builds), follows the
 crashed run from the Runs page to its Timeline, steps back and forward with the keyboard
 and the Next button, checks that the step's diff and the pending refund are on screen, and
-takes a screenshot: into the test's temporary directory, or over docs/timeline-crash.png
-(used in docs/app.md) when run with ``--update-snapshots``.
+takes a screenshot into the test's temporary directory (docs/timeline-crash.png comes from
+test_ui_journeys.py with ``--update-snapshots``).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(
-    app_url: str, tmp_path: Path, update_snapshots: bool
+    app_url: str, tmp_path: Path
 ) -> None:
-    screenshot = SCREENSHOT if update_snapshots else tmp_path / SCREENSHOT.name
+    screenshot = tmp_path / SCREENSHOT.name  # docs/ gets test_ui_journeys' screenshot
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
