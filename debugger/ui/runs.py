@@ -138,25 +138,38 @@ def page() -> None:
     if at >= pages:  # fewer runs than when the page was chosen (a reload)
         at = st.session_state["runs_page"] = pages - 1
         found = store.run_page(**query, offset=at * rows)
-    audited = guarded(lambda: orjson.loads(_verdicts_json(store.path, generation())))
-    audited = audited or {}
     stopped = pages_data.needing_attention(store, ATTENTION_LINKS, **filters, replays=False)
     shown = None if not any(filters.values()) else _matching(store, filters)
     needing = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
-    _attention(attention_items(stopped, audited, shown), needing, len(stopped))
-    st.caption(
+    # drawn first without the audit, then again with it: the audit of many runs takes a
+    # moment, and the runs that stopped and the list need none of it
+    attention, (caption, table) = st.empty(), (st.empty(), st.empty())
+    with attention.container():
+        _attention(attention_items(stopped, {}, shown), needing, len(stopped))
+    caption.caption(
         f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} need "
         f"attention) in {store.path}. "
         f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:
-        st.info("No run matches these filters.", icon=":material/filter_alt_off:")
-    else:
-        table = run_list.runs_markdown(found.runs, URL_OF_TIMELINE, audited,
-                                       _replays_of(store, found.runs))  # fmt: skip
-        st.markdown(table, unsafe_allow_html=True)
+        table.info("No run matches these filters.", icon=":material/filter_alt_off:")
+    replays_of = _replays_of(store, found.runs)
+    _table(table, found.runs, {}, replays_of)
+    audited = guarded(lambda: orjson.loads(_verdicts_json(store.path, generation())))
+    if audited:
+        with attention.container():
+            _attention(attention_items(stopped, audited, shown), needing, len(stopped))
+        _table(table, found.runs, audited, replays_of)
     if pages > 1:
         _pager(at, pages, found.total)
+
+
+def _table(
+    box: Any, runs: list[Any], audited: dict[str, Any], replays: dict[str, list[str]]
+) -> None:
+    if runs:
+        box.markdown(run_list.runs_markdown(runs, URL_OF_TIMELINE, audited, replays),
+                     unsafe_allow_html=True)  # fmt: skip
 
 
 def _matching(store: Store, filters: dict[str, Any]) -> set[str]:
