@@ -195,13 +195,20 @@ def test_hostile_content_is_text_and_nothing_leaves_the_page(served: Any, page: 
 
 
 def test_the_incident_report_opens_offline(served: Any, page: Any, tmp_path: Path) -> None:
-    _, store = served
+    base, store = served
     out = tmp_path / "incident.html"
     done = subprocess.run(
         [sys.executable, "-m", "debugger.cli", "report", CRASHED, "-o", str(out), "--store",
          str(store)], capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # the Timeline's button downloads the same report
+    _open(page, f"{base}/timeline?run={CRASHED}", "Incident report (HTML)")
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_text("Incident report (HTML)").first.click()
+    assert download.value.suggested_filename == f"incident-{CRASHED}.html"
+    saved = Path(download.value.path()).read_text()
+    assert saved.startswith("<!DOCTYPE html>") and f"Incident report: {CRASHED}" in saved
     page.goto(out.as_uri())
     page.get_by_role("heading", name=f"Incident report: {CRASHED}").wait_for()
     page.get_by_text("Step 7 was attempted and never checkpointed").wait_for()
