@@ -252,15 +252,17 @@ def metadata_rows(
     before = _flat_metadata(prev) if prev else {}
     changed = {_flat_key(r.path) for r in changes}
     keys = list(now) + [k for k in before if k not in now]
-    return [
-        {
-            "key": k,
-            "value": preview(now.get(k)),
-            "previous": preview(before.get(k)) if prev else None,
-            "changed": k in changed or k.split(".")[0] in changed,
-        }
-        for k in keys
-    ]
+    rows = []
+    for k in keys:
+        row: dict[str, Any] = {"key": k}
+        _with_full(row, "value", now.get(k))
+        if prev:
+            _with_full(row, "previous", before.get(k))
+        else:
+            row["previous"] = None
+        row["changed"] = k in changed or k.split(".")[0] in changed
+        rows.append(row)
+    return rows
 
 
 def call_rows(calls: list[ToolCall]) -> list[dict[str, Any]]:

@@ -181,6 +181,7 @@ def _metadata(rows: list[dict[str, Any]]) -> None:
     text_table(
         marked,
         {"mark": "", "key": "Key", "value": "Value", "previous": "Previous"},
+        full={"value": "value_full", "previous": "previous_full"},
         widths={"mark": "10%", "key": "25%"},
     )
 

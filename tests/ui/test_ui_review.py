@@ -190,3 +190,14 @@ def test_the_app_holds_no_lock_between_reads(review_store: Path, tmp_path: Path)
         import_source(s, str(more))
     at.run()
     assert len(listed_runs(at)) == 3  # the new runs, without a restart
+
+
+def test_a_new_replay_error_clears_the_previous_result(review_store: Path) -> None:
+    at = open_app(review_store, "replay", replay=f"{REPLAYED}~replay-1")
+    assert "First divergence" in texts(at)
+    at.query_params.clear()
+    at.session_state["replay_report"] = {"stale": True}
+    at.text_input(key="replay_agent").set_value("no_such_module:agent").run()
+    next(b for b in at.button if b.label == "Run replay").click().run()
+    assert at.error and "First divergence" not in texts(at)
+    assert at.session_state["replay_report"] is None and "replay" not in at.query_params
