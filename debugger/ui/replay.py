@@ -254,21 +254,24 @@ def page() -> None:
     if store is None:
         return
     runs = guarded(store.run_records) or []
+    linked = _from_url(store, runs, "replay")
+    if linked:  # a result's address: the result first, the form to run another below it
+        _show(linked, _from_url(store, runs, "baseline"))
+        st.divider()
+        if st.session_state.get("replay_url_run") != linked["run_id"]:
+            st.session_state["replay_run"] = st.session_state["replay_url_run"] = linked["run_id"]
     settings = _setup(originals(runs))
     clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
                                      disabled=not settings["agent"])  # fmt: skip
     if clicked and settings and _run(settings):
         st.rerun()  # the store has a new run: read it afresh
+    if linked:
+        return
     past = _past(store, runs)
     if past:
         st.query_params["replay"] = past["replay_run_id"]
         st.query_params.pop("baseline", None)
-        _show(past, None)
-        return
-    linked = _from_url(store, runs, "replay")
-    if linked:
-        _show(linked, _from_url(store, runs, "baseline"))
-        return
+        st.rerun()  # its address, with the result first
     report = st.session_state.get("replay_report")
     if report and st.query_params.get("replay") is None:
         return  # the link was left: show the form only
