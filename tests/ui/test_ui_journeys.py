@@ -214,3 +214,13 @@ def test_the_incident_report_opens_offline(served: Any, page: Any, tmp_path: Pat
     page.get_by_text("Step 7 was attempted and never checkpointed").wait_for()
     assert page.locator("tr.stop").count() >= 1
     assert not page.outside
+
+
+def test_the_fork_tree_boxes_open_their_checkpoints(served: Any, page: Any) -> None:
+    base, _ = served
+    _open(page, f"{base}/timeline?run={REEXECUTED}", "Fork tree")
+    node = page.locator(f'svg a[*|href$="checkpoint={REEXECUTED}%2Fc009"]').first
+    node.wait_for(timeout=30_000)
+    node.click()
+    page.wait_for_url(f"**checkpoint={REEXECUTED}%2Fc009**", timeout=15_000)
+    page.get_by_text(f"checkpoint {REEXECUTED}/c009").first.wait_for(timeout=30_000)
