@@ -16,15 +16,22 @@ import orjson
 import streamlit as st
 
 from debugger import pages_data
-from debugger.model import RUN_STATUSES
+from debugger.model import RUN_STATUSES, Run
 from debugger.pages_data import run_list
 from debugger.pages_data.markup import md_text
 from debugger.pages_data.runs import ANY_AGENT, described, range_caption, run_filters
 from debugger.pages_data.status import STATUS_ICONS
 from debugger.pages_data.triage import attention_items, verdicts
 from debugger.store import Store
-from debugger.ui.common import PAGES, generation, get_store, guarded, open_cached, page_labels
-from debugger.ui.common import warm_store as warm_store
+from debugger.ui.common import (
+    PAGES,
+    generation,
+    get_store,
+    guarded,
+    open_cached,
+    page_labels,
+    warm_store,
+)
 
 TITLE, ICON, URL = page_labels(__name__)
 
@@ -103,7 +110,7 @@ def _verdicts_json(path: str, gen: int) -> str:
     return orjson.dumps(verdicts(open_cached(path, gen))).decode()
 
 
-def _replays_of(store: Store, runs: list[Any]) -> dict[str, list[str]]:
+def _replays_of(store: Store, runs: list[Run]) -> dict[str, list[str]]:
     return {r.run_id: store.replay_ids(r.run_id) for r in runs if not r.replay_of}
 
 
@@ -115,11 +122,11 @@ def page() -> None:
     if store is None:
         return
     agents = guarded(store.run_agents)
-    counts = guarded(lambda: store.run_page(limit=0, replays=False).by_status)
+    counts = guarded(pages_data.status_counts, store)
     if agents is None or counts is None:
         return
     _from_url()
-    filters, label, with_replays = _filters(agents, {s: counts.get(s, 0) for s in RUN_STATUSES})
+    filters, label, with_replays = _filters(agents, counts)
     _to_url()
     replays = None if with_replays else False
     # a new filter or order starts again at the first page
@@ -165,7 +172,7 @@ def page() -> None:
 
 
 def _table(
-    box: Any, runs: list[Any], audited: dict[str, Any], replays: dict[str, list[str]]
+    box: Any, runs: list[Run], audited: dict[str, Any], replays: dict[str, list[str]]
 ) -> None:
     if runs:
         box.markdown(run_list.runs_markdown(runs, URL_OF_TIMELINE, audited, replays),
@@ -200,7 +207,7 @@ def warm(path: str) -> None:
     """
     with closing(warm_store(path)) as store:
         store.run_agents()
-        store.run_page(limit=0, replays=False)
+        pages_data.status_counts(store)
         found = store.run_page(limit=run_list.PAGE_ROWS, replays=False)
         run_list.runs_markdown(found.runs, URL_OF_TIMELINE)
         pages_data.needing_attention(store, ATTENTION_LINKS, replays=False)
