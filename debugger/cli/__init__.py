@@ -26,6 +26,7 @@ COMMANDS = {
     "replay": "debugger.cli.replay",
     "sql": "debugger.cli.sql",
     "prune": "debugger.cli.prune",
+    "report": "debugger.cli.report",
     "app": "debugger.cli.app",
     "demo": "debugger.cli.demo",
 }

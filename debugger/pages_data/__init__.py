@@ -6,7 +6,11 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
 - :mod:`~debugger.pages_data.timeline`: one step of a run (diff from the previous step,
   budgets, pending effects, metadata with changes marked, the step's calls) and the budget
   series; :mod:`~debugger.pages_data.recent` keeps the last checkpoints read.
-- :mod:`~debugger.pages_data.fork_tree`: where a run branches, for the Timeline.
+- :mod:`~debugger.pages_data.fork_tree`: where a run branches, for the Timeline;
+  :mod:`~debugger.pages_data.incident`: where the run stopped, the step never checkpointed,
+  budgets over the steps, links from a step, and deep links checked.
+- :mod:`~debugger.pages_data.markup`: checkpoint content as text no markup can change.
+- :mod:`~debugger.pages_data.triage`: the Runs page's audit verdicts and Needs attention.
 - :mod:`~debugger.pages_data.findings`: a run's audit findings by step, for the Timeline.
 - :mod:`~debugger.pages_data.runs`: runs needing attention, counts per status, the filters;
   :mod:`~debugger.pages_data.run_list` lays the list out as a Markdown table, and
@@ -52,8 +56,8 @@ app's first page) does not wait for the diff code's DeepDiff and pydantic import
 
 
 _SUBMODULES = frozenset(
-    {"audit", "diff", "findings", "fork_tree", "imports", "migrations", "recent", "replay",
-     "run_list", "runs", "status", "timeline"}
+    {"audit", "diff", "findings", "fork_tree", "imports", "incident", "markup", "migrations",
+     "recent", "replay", "run_list", "runs", "status", "timeline", "triage"}
 )  # fmt: skip
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from debugger.diff import CheckpointSpec, diff_refs
 from debugger.json_text import preview
 from debugger.pages_data.recent import gc_paused
 from debugger.pages_data.timeline import StepRef, diff_rows, find_ref
+from debugger.report.split import split_lines
 from debugger.store import Store
 
 SIDE_VALUE_CHARS = 2000
@@ -77,7 +79,9 @@ def diff_view(
     Returns:
         A JSON-ready dict: ``a``/``b`` (refs), ``summary``, ``total`` state rows, ``rows``
         (previews, at most ``limit``), ``old_side``/``new_side`` (path to value, for the
-        side-by-side view), ``budgets``, ``effects`` and ``metadata`` changes.
+        side-by-side view), ``budgets``, ``effects`` and ``metadata`` changes, and ``split``:
+        both whole states pretty-printed and aligned line by line
+        (:func:`debugger.report.split.split_lines`).
 
     Raises:
         NotFound: a run, step or checkpoint does not exist.
@@ -86,6 +90,8 @@ def diff_view(
     with gc_paused():
         cd = diff_refs(store, a, b, ignore_paths, ignore_order)
     shown = cd.state[:limit]
+    old = store.checkpoint(cd.a.run_id, checkpoint_id=cd.a.checkpoint_id).working_state
+    new = store.checkpoint(cd.b.run_id, checkpoint_id=cd.b.checkpoint_id).working_state
     return {
         "a": cd.a.to_dict(),
         "b": cd.b.to_dict(),
@@ -99,4 +105,5 @@ def diff_view(
             {k: v for k, v in e.to_dict().items() if k not in ("old", "new")} for e in cd.effects
         ],
         "metadata": diff_rows(cd.metadata, limit),
+        "split": [asdict(line) for line in split_lines(old, new)],
     }

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
+from debugger.pages_data.markup import md_text
 from debugger.pages_data.timeline import StepRef, step_refs
 from debugger.store import Store
 
@@ -107,26 +109,66 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
 
 
-def fork_dot(tree: ForkTree) -> str:
-    """Graphviz DOT source of a fork tree: one box a segment, replays as dashed boxes."""
+def checkpoint_href(page_url: str, run_id: str, checkpoint_id: str | None = None) -> str:
+    """The Timeline's address of a run (at a checkpoint), relative to the app's."""
+    query = f"?run={quote(run_id, safe='')}"
+    if checkpoint_id:
+        query += f"&checkpoint={quote(checkpoint_id, safe='')}"
+    return f"{page_url}{query}"
+
+
+def _node_url(href: str) -> str:
+    return f', URL={_quote(href)}, target="_self"'
+
+
+def node_links(tree: ForkTree, page_url: str) -> list[str]:
+    """One Markdown line per node of the tree, linking the checkpoints it holds (text
+    escaped; links to this app's own pages only)."""
+    lines = []
+    for seg in tree.segments:
+        ends = dict.fromkeys([seg.checkpoints[0], seg.checkpoints[-1]])
+        links = ", ".join(
+            f"[{md_text(c)}]({checkpoint_href(page_url, tree.run_id, c)})" for c in ends
+        )
+        lines.append(f"{_steps(seg)}: {links}")
+    for rep in tree.replays:
+        href = checkpoint_href(page_url, rep["run_id"])
+        lines.append(f"replay [{md_text(rep['run_id'])}]({href}) from step "
+                     f"{rep['replay_from_step']} ({md_text(rep['status'])})")  # fmt: skip
+    if tree.replay_of:
+        href = checkpoint_href(page_url, tree.replay_of["run_id"])
+        lines.append(f"original [{md_text(tree.replay_of['run_id'])}]({href})")
+    return lines
+
+
+def _steps(seg: Segment) -> str:
+    if seg.first_step == seg.last_step:
+        return f"step {seg.first_step}"
+    return f"steps {seg.first_step}–{seg.last_step}"
+
+
+def fork_dot(tree: ForkTree, page_url: str | None = None) -> str:
+    """Graphviz DOT source of a fork tree: one box a segment, replays as dashed boxes; with
+    ``page_url`` (the Timeline's), each box links to its last checkpoint."""
     lines = [
         "digraph forks {",
         "rankdir=LR;",
         'node [shape=box, style="rounded,filled", fillcolor="#f5f5f4", fontsize=11];',
     ]
     for seg in tree.segments:
-        steps = (
-            f"step {seg.first_step}"
-            if seg.first_step == seg.last_step
-            else (f"steps {seg.first_step}–{seg.last_step}")
+        label = f"{_steps(seg)}\\n{len(seg.checkpoints)} checkpoint(s)"
+        url = (
+            _node_url(checkpoint_href(page_url, tree.run_id, seg.checkpoints[-1]))
+            if page_url
+            else ""
         )
-        label = f"{steps}\\n{len(seg.checkpoints)} checkpoint(s)"
-        lines.append(f"s{seg.segment_id} [label={_quote(label)}];")
+        lines.append(f"s{seg.segment_id} [label={_quote(label)}{url}];")
         if seg.parent_segment is not None:
             lines.append(f"s{seg.parent_segment} -> s{seg.segment_id};")
     for i, rep in enumerate(tree.replays):
         label = f"replay {rep['run_id']}\\nfrom step {rep['replay_from_step']} · {rep['status']}"
-        lines.append(f'r{i} [label={_quote(label)}, style="rounded,dashed"];')
+        url = _node_url(checkpoint_href(page_url, rep["run_id"])) if page_url else ""
+        lines.append(f'r{i} [label={_quote(label)}, style="rounded,dashed"{url}];')
         anchor = _segment_at(tree.segments, rep["replay_from_step"])
         if anchor is not None:
             lines.append(f"s{anchor} -> r{i} [style=dashed];")

@@ -1,14 +1,15 @@
 """The Import page's work: import a path, an uploaded file or a Postgres URL into the store.
 
-The app serves the store read-only; an import opens it writable for the import only, so the
-caller must close its own read-only connections first (DuckDB refuses a writable open of a
-file the same process holds read-only) and reopen them after.
+The app reads the store read-only; an import opens it writable for the import only, so the
+caller keeps its own reads off the store meanwhile (DuckDB refuses a writable open of a file
+the same process holds read-only).
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,13 @@ class ImportResult:
 
     report: ImportReport
     quarantined: pd.DataFrame
+    label: str | None = None
+    """What the source is called on the page: an upload's file name, not its temporary path."""
+
+    @property
+    def location(self) -> str:
+        """Where the rows came from, as the user named it."""
+        return self.label or self.report.location
 
 
 def import_into(
@@ -80,7 +88,8 @@ def import_upload(
     with tempfile.TemporaryDirectory(prefix="stepscope-upload-") as tmp:
         path = Path(tmp) / Path(name).name
         path.write_bytes(data)
-        return import_into(store_path, str(path), flavour, mapping, progress)
+        result = import_into(store_path, str(path), flavour, mapping, progress)
+    return replace(result, label=f"uploaded file {Path(name).name}")
 
 
 def progress(table: str, done: int, total: int | None) -> tuple[float, str]:
@@ -104,3 +113,29 @@ def table_rows(report: ImportReport) -> list[dict[str, Any]]:
 def reason_rows(report: ImportReport) -> list[dict[str, Any]]:
     """Quarantined rows counted by reason."""
     return [{"reason": r, "rows": n} for r, n in report.quarantine_reasons.items()]
+
+
+_CLI_HINTS = (
+    (re.compile(r"--flavou?r (\w+)"), r"the Flavour \1"),
+    (re.compile(r"(pass )?--mapping FILE"), "a mapping file in the Mapping file field"),
+    (re.compile(r"the --mapping path"), "the Mapping file path"),
+    (re.compile(r" ?\(see `stepscope import --help`\)"), ""),
+)
+"""The CLI's words in import hints, and the Import page's controls that do the same."""
+
+
+def app_hint(message: str) -> str:
+    """An import error's message with its hint in the Import page's words (not the CLI's)."""
+    for pattern, words in _CLI_HINTS:
+        message = pattern.sub(words, message)
+    return message
+
+
+def quarantined_runs(quarantined: pd.DataFrame) -> dict[str, int]:
+    """Run id -> rows of it quarantined (rows whose run id could be read), most first."""
+    counts: dict[str, int] = {}
+    for raw in quarantined.get("raw", pd.Series(dtype=object)).tolist():
+        found = re.search(r'"run_id"\s*:\s*"([^"]*)"', str(raw))
+        if found:
+            counts[found.group(1)] = counts.get(found.group(1), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))

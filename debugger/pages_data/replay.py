@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from debugger.model import Run
+from debugger.pages_data.markup import md_text
 from debugger.replay.report import ISOLATION_WORDS
 
 SAMPLE_INPUTS = {
@@ -57,11 +58,29 @@ def split_baseline(settings: dict[str, Any]) -> tuple[dict[str, Any], str | None
 
 
 def headline(report: dict[str, Any]) -> tuple[str, Tone]:
-    """The report's outcome and reason as Markdown, and how it should look."""
-    text = f"**{report['outcome']}**: {report['reason']}"
+    """The report's outcome and reason as Markdown, and how it should look.
+
+    A replay that completed but diverged is what a fix that behaves differently gives: it
+    is said so plainly, not shown as a failure.
+    """
+    text = f"**{report['outcome']}**: {md_text(report['reason'])}"
     if report["outcome"] == "completed" and not report["diverged"]:
         return text, "success"
-    if report["outcome"] in ("diverged", "end_of_original", "completed", "parked"):
+    if report["outcome"] == "completed":
+        return (
+            f"**Completed, and diverged from the original**: the code replayed behaves "
+            f"differently from the code that ran, as a fix is expected to. Check below that "
+            f"the differences are the ones you meant ({md_text(report['reason'])}).",
+            "success",
+        )
+    if report["outcome"] == "diverged":
+        return (
+            f"{text}. If you replayed a fix, this is expected: the fixed code does what the "
+            "original did not. Check below that this is the difference you meant (lenient "
+            "mode goes on past it).",
+            "warning",
+        )
+    if report["outcome"] in ("end_of_original", "completed", "parked"):
         return text, "warning"
     return text, "error"
 
@@ -93,8 +112,8 @@ def duplicate_messages(report: dict[str, Any], baseline: bool = False) -> list[s
     who, earlier = ("The original code", "the original run") if baseline else (
         "In production this code", "the original")  # fmt: skip
     return [
-        f"{who} would have sent a **duplicate {d['tool']}** at step {d['step_index']} "
-        f"(key `{d['idempotency_key']}`): {earlier} already made it at step "
+        f"{who} would have sent a **duplicate {md_text(d['tool'])}** at step {d['step_index']} "
+        f"(key {md_text(d['idempotency_key'])}): {earlier} already made it at step "
         f"{d['original_step']} (status {d['original_status']})."
         for d in report["duplicate_writes"]
     ]

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from debugger.model import Run
+from debugger.pages_data.markup import attr_text, md_text
 from debugger.pages_data.status import status_badge
 
 PAGE_ROWS = 50
@@ -40,29 +41,33 @@ newest first. The store orders and pages in SQL (``Store.run_page``)."""
 DEFAULT_ORDER = next(iter(ORDERS))
 """The order the list starts in."""
 
-_MARKDOWN_SPECIAL = set("\\`*_[]|~$:<>&")
-"""Characters that Markdown, Streamlit's directives (``:red[...]``, ``:material/...:``) or
-LaTeX (``$``) would read as syntax: written as character references, they stay text."""
+COLUMNS = ("Run", "Status", "Audit", "Agent", "Steps", "Tokens", "Wall clock", "Pending",
+           "Replays", "Last error", "Last checkpoint")  # fmt: skip
+_ALIGN = ("---", "---", "---", "---", "--:", "--:", "--:", "--:", "--:", "---", "---")
+WIDTHS = ("14%", "11%", "15%", "8%", "5%", "6%", "7%", "6%", "6%", "11%", "11%")
+"""Column widths: with a fixed layout the table fits the page at 1440 px, one line a row
+(a longer cell ends in an ellipsis; hovering it shows the whole)."""
 
-COLUMNS = ("Run", "Status", "Agent", "Steps", "Tokens", "Steps spent", "Wall clock",
-           "Pending", "Last error", "Model versions", "Last checkpoint")  # fmt: skip
-_ALIGN = ("---", "---", "---", "---", "--:", "--:", "--:", "--:", "---", "---", "---")
-
-
-def md_text(value: Any, limit: int | None = None) -> str:
-    """A value as table-cell text that no Markdown, HTML or directive syntax can change."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    text = " ".join(str(value).split())  # a cell is one line
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return "".join(f"&#{ord(c)};" if c in _MARKDOWN_SPECIAL else c for c in text)
+LIST_CSS = (
+    "<style>"
+    '[data-testid="stMarkdownContainer"]:has(table a.run) table'
+    "{table-layout:fixed;width:100%;font-size:0.85rem}"
+    '[data-testid="stMarkdownContainer"]:has(table a.run) :is(td,th)'
+    "{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding:4px 6px}"
+    + "".join(
+        f'[data-testid="stMarkdownContainer"]:has(table a.run) th:nth-child({i + 1}){{width:{w}}}'
+        for i, w in enumerate(WIDTHS)
+    )
+    + "</style>"
+)
+"""The list's style (it applies to the run list's table only)."""
 
 
 def run_link(run_id: str, page_url: str) -> str:
     """An HTML link to a run's Timeline, opened in the same tab (a page's own address)."""
     href = escape(f"{page_url}?run={quote(run_id, safe='')}", quote=True)
-    return f'<a href="{href}" target="_self">{md_text(run_id)}</a>'
+    title = attr_text(run_id)
+    return f'<a class="run" href="{href}" target="_self" title="{title}">{md_text(run_id)}</a>'
 
 
 def _when(value: datetime | None) -> str:
@@ -79,23 +84,61 @@ def page_count(rows: int) -> int:
     return max(1, math.ceil(rows / PAGE_ROWS))
 
 
-def runs_markdown(runs: list[Run], page_url: str) -> str:
-    """A Markdown table of the runs, one line each, run ids linked to ``page_url``."""
+def runs_markdown(
+    runs: list[Run],
+    page_url: str,
+    verdicts: dict[str, dict[str, Any]] | None = None,
+    replays: dict[str, list[str]] | None = None,
+) -> str:
+    """A Markdown table of the runs, one line each, run ids linked to ``page_url``.
+
+    Args:
+        runs: the page's runs.
+        page_url: the Timeline's address.
+        verdicts: run id -> :func:`debugger.pages_data.triage.verdicts` entry.
+        replays: run id -> its replays' ids, newest first (linked from the Replays cell).
+    """
+    verdicts = verdicts or {}
+    replays = replays or {}
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join(_ALIGN) + "|"]
     for r in runs:
         b = r.budgets
         cells = (
             run_link(r.run_id, page_url),
             status_badge(r.status),
+            _verdict(verdicts.get(r.run_id)),
             md_text(r.agent),
             md_text(f"{r.first_step}–{r.last_step}"),
             f"{b.tokens_spent:,}",
-            f"{b.steps_spent:,}",
             f"{b.wall_clock_ms / 1000:,.1f}\u00a0s",
             str(r.pending_count),
-            md_text(r.last_error, ERROR_CHARS),
-            md_text(", ".join(r.model_versions)),
+            _replays(replays.get(r.run_id, []), page_url, r),
+            _hover(r.last_error),
             _when(r.last_at),
         )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _verdict(v: dict[str, Any] | None) -> str:
+    if v is None:
+        return ""
+    text = v["verdict"] + (f", {len(v['errors'])} error(s)" if v["errors"] else "")
+    return f":red[{md_text(text)}]" if v["errors"] else md_text(text)
+
+
+def _replays(ids: list[str], page_url: str, run: Run) -> str:
+    if run.replay_of:
+        return f"of {run_link(run.replay_of, page_url)}"
+    if not ids:
+        return ""
+    href = escape(f"{page_url}?run={quote(ids[0], safe='')}", quote=True)
+    return f'<a href="{href}" target="_self" title="the newest replay">{len(ids)}</a>'
+
+
+def _hover(text: str | None) -> str:
+    """A long cell's text, shortened; the whole text shows on hover."""
+    if not text:
+        return ""
+    title = attr_text(text)
+    return f'<span title="{title}">{md_text(text, ERROR_CHARS)}</span>'

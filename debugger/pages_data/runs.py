@@ -18,7 +18,7 @@ ANY_AGENT = "(any)"
 """The agent choice that filters nothing."""
 
 
-def needing_attention(store: Store, limit: int, **filters: datetime | str | None) -> list[Run]:
+def needing_attention(store: Store, limit: int, **filters: Any) -> list[Run]:
     """The newest runs needing attention among those matching ``filters`` (at most
     ``limit``: the page links each one)."""
     wanted = filters.get("status")
@@ -30,8 +30,9 @@ def needing_attention(store: Store, limit: int, **filters: datetime | str | None
 
 
 def status_counts(store: Store) -> dict[str, int]:
-    """Number of runs per status in the whole store (every status, zero included)."""
-    counts = store.run_page(limit=0).by_status
+    """Number of runs per status in the whole store (every status, zero included); replays
+    are not counted (they are listed under their original)."""
+    counts = store.run_page(limit=0, replays=False).by_status
     return {s: counts.get(s, 0) for s in RUN_STATUSES}
 
 

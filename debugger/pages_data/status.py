@@ -31,10 +31,3 @@ def status_badge(status: str) -> str:
     colour = STATUS_COLOURS.get(status, "gray")
     icon = STATUS_ICONS.get(status, "help")
     return f":{colour}-badge[:material/{icon}: {status.replace('_', ' ')}]"
-
-
-def count_badge(status: str, n: int) -> str:
-    """Markdown badge of how many runs have a status (gray when none)."""
-    colour = STATUS_COLOURS.get(status, "gray") if n else "gray"
-    icon = STATUS_ICONS.get(status, "help")
-    return f":{colour}-badge[:material/{icon}: {status.replace('_', ' ')} **{n}**]"

@@ -19,8 +19,9 @@ import pandas as pd
 from debugger.contract import BUDGET_LIMITS, BUDGETS
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.diff.text import StateText
-from debugger.json_text import loads, preview
+from debugger.json_text import ELLIPSIS, loads, preview
 from debugger.model import Checkpoint, Effect, ToolCall
+from debugger.pages_data.markup import FULL_CHARS
 from debugger.pages_data.recent import fetch, gc_paused
 from debugger.store import Store
 
@@ -148,17 +149,31 @@ class StepView:
         return orjson.dumps(self.to_dict()).decode()
 
 
+def full_text(value: Any, shown: str) -> str | None:
+    """A value's whole text (up to :data:`FULL_CHARS`) when ``shown`` is a shortened preview
+    of it, else None: the page opens it in full on click."""
+    return preview(value, FULL_CHARS) if shown.endswith(ELLIPSIS) else None
+
+
+def _with_full(row: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    row[key] = shown = preview(value)
+    if (whole := full_text(value, shown)) is not None:
+        row[f"{key}_full"] = whole
+    return row
+
+
 def diff_rows(rows: list[DiffRow], limit: int = MAX_DIFF_ROWS) -> list[dict[str, str]]:
-    """State diff rows as previews, at most ``limit`` of them (the absent side is blank)."""
-    return [
-        {
-            "path": r.path,
-            "kind": r.kind,
-            "old": "" if r.kind.endswith("_added") else preview(r.old),
-            "new": "" if r.kind.endswith("_removed") else preview(r.new),
-        }
-        for r in rows[:limit]
-    ]
+    """State diff rows as previews, at most ``limit`` of them (the absent side is blank);
+    a shortened value's whole text is under ``old_full`` / ``new_full``."""
+    out = []
+    for r in rows[:limit]:
+        row: dict[str, Any] = {"path": r.path, "kind": r.kind, "old": "", "new": ""}
+        if not r.kind.endswith("_added"):
+            _with_full(row, "old", r.old)
+        if not r.kind.endswith("_removed"):
+            _with_full(row, "new", r.new)
+        out.append(row)
+    return out
 
 
 def budget_rows(ckpt: Checkpoint, prev: Checkpoint | None) -> list[dict[str, Any]]:
@@ -193,15 +208,13 @@ def pending_rows(ckpt: Checkpoint, effects: list[Effect]) -> list[dict[str, Any]
     for item in ckpt.pending_effects or []:
         entry = item if isinstance(item, dict) else {"value": item}
         key = entry.get("idempotency_key") or entry.get("key")
-        rows.append(
-            {
-                "tool": entry.get("tool") or entry.get("name"),
-                "idempotency_key": key,
-                "status": entry.get("status", "pending"),
-                "logged_status": logged.get(str(key)) if key else None,
-                "args": preview(entry.get("args")),
-            }
-        )
+        row = {
+            "tool": entry.get("tool") or entry.get("name"),
+            "idempotency_key": key,
+            "status": entry.get("status", "pending"),
+            "logged_status": logged.get(str(key)) if key else None,
+        }
+        rows.append(_with_full(row, "args", entry.get("args")))
     return rows
 
 
@@ -239,32 +252,29 @@ def metadata_rows(
     before = _flat_metadata(prev) if prev else {}
     changed = {_flat_key(r.path) for r in changes}
     keys = list(now) + [k for k in before if k not in now]
-    return [
-        {
-            "key": k,
-            "value": preview(now.get(k)),
-            "previous": preview(before.get(k)) if prev else None,
-            "changed": k in changed or k.split(".")[0] in changed,
-        }
-        for k in keys
-    ]
+    rows = []
+    for k in keys:
+        row: dict[str, Any] = {"key": k}
+        _with_full(row, "value", now.get(k))
+        if prev:
+            _with_full(row, "previous", before.get(k))
+        else:
+            row["previous"] = None
+        row["changed"] = k in changed or k.split(".")[0] in changed
+        rows.append(row)
+    return rows
 
 
 def call_rows(calls: list[ToolCall]) -> list[dict[str, Any]]:
     """A step's tool and model calls as preview rows."""
-    return [
-        {
-            "seq": c.seq,
-            "kind": c.kind,
-            "name": c.name,
-            "request": preview(c.request),
-            "response": preview(c.response),
-            "error": c.error,
-            "idempotency_key": c.idempotency_key,
-            "is_write": c.is_write,
-        }
-        for c in calls
-    ]
+    rows = []
+    for c in calls:
+        row: dict[str, Any] = {"seq": c.seq, "kind": c.kind, "name": c.name}
+        _with_full(row, "request", c.request)
+        _with_full(row, "response", c.response)
+        row.update(error=c.error, idempotency_key=c.idempotency_key, is_write=c.is_write)
+        rows.append(row)
+    return rows
 
 
 def step_view(

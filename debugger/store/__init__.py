@@ -10,6 +10,7 @@ Usage::
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -85,6 +86,24 @@ def _attach(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     return con
 
 
+LOCK_WAIT_S = 5.0
+"""How long an open waits for another process's lock on the store to go away.
+
+The app holds the store's file only while it reads (a fraction of a second per page), so an
+import started in a terminal meanwhile waits for that read instead of failing."""
+
+
+def _attach_waiting(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            return _attach(path, read_only)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower() or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.05)
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     if read_only and path != ":memory:" and not Path(path).exists():
         raise StoreError(
@@ -93,7 +112,7 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         )
     _check_file(path)
     try:
-        con = _attach(path, read_only)
+        con = _attach_waiting(path, read_only)
     except duckdb.IOException as e:
         text = str(e)
         if "lock" in text.lower() and read_only:
@@ -104,7 +123,7 @@ def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
         if "lock" in text.lower():  # any other process, even a reader such as the app
             raise StoreError(
                 f"the store {path} is open in another process",
-                "close the app, notebook or import that holds it, or use another --store",
+                "close the notebook or import that holds it, or use another --store",
             ) from e
         raise StoreError(f"cannot open the store {path}: {text.splitlines()[0]}",
                          "check the path, or pass another --store") from e  # fmt: skip

@@ -124,11 +124,13 @@ def run_page(
     order: str = "attention",
     offset: int = 0,
     limit: int = 50,
+    replays: bool | None = None,
 ) -> RunPage:
     """A page of runs ordered and cut in SQL: only the page's runs become records.
 
     Building a :class:`Run` parses its JSON columns, so a large store listed whole is slow
-    where a page is not.
+    where a page is not. ``replays`` narrows the list to replays (True) or to originals
+    (False); None lists both.
 
     Raises:
         ValueError: ``order`` is not a key of :data:`RUN_ORDERS`.
@@ -136,6 +138,10 @@ def run_page(
     if order not in RUN_ORDERS:
         raise ValueError(f"unknown order {order!r}: use one of {', '.join(RUN_ORDERS)}")
     where, params = _run_filters(status, agent, text, since)
+    if replays is not None:  # True: replays only; False: originals only
+        where += (" AND " if where else "WHERE ") + (
+            "replay_of IS NOT NULL" if replays else "replay_of IS NULL"
+        )
     if until is not None:
         where += (" AND " if where else "WHERE ") + "(last_at IS NULL OR last_at <= ?)"
         params = [*params, until]

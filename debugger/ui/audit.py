@@ -8,6 +8,7 @@ a finding's step opens the Timeline at ``?run=...&step=...``.
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
 import orjson
 import pandas as pd
@@ -17,8 +18,9 @@ from debugger.audit import audit_run, verdict_title
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
 from debugger.pages_data.audit import effect_rows, verdict_rows
+from debugger.pages_data.markup import md_text
 from debugger.store import Store
-from debugger.ui.common import get_store, guarded, page_for, page_labels
+from debugger.ui.common import generation, get_store, guarded, page_for, page_labels
 
 TITLE, ICON, URL = page_labels(__name__)
 
@@ -39,21 +41,24 @@ def migrations_module() -> str | None:
         "Migrations module",
         value=default,
         key="migrations_input",
-        help=f"Python module with CURRENT_VERSION and vN_to_vM functions (default ${SETTING}).",
+        placeholder="my_package.migrations",
+        help="The Python module that migrates old checkpoint states: it defines "
+        "CURRENT_VERSION and one function vN_to_vM(state) per schema step. The Audit and "
+        f"Migrations pages use it to tell a migratable checkpoint from one that needs a "
+        f"restart (default ${SETTING}).",
     )
     st.session_state["migrations_module"] = value.strip()
     return value.strip() or None
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _verdicts_json(_store: Store, path: str, generation: int, module: str | None) -> str:
+def _verdicts_json(_store: Store, path: str, gen: int, module: str | None) -> str:
     # keyed on the store path and generation (an import bumps it), not on the connection
     return orjson.dumps(verdict_rows(_store, module)).decode()
 
 
 def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
-    generation = int(st.session_state.get("store_generation", 0))
-    text = guarded(_verdicts_json, store, store.path, generation, module)
+    text = guarded(_verdicts_json, store, store.path, generation(), module)
     if text is None:
         return None
     return pd.DataFrame(orjson.loads(text))
@@ -64,8 +69,15 @@ def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
     if not runs:
         return None
     wanted = st.query_params.get("run")
+    if wanted and wanted not in runs:
+        st.error(f"No run {md_text(repr(wanted))} in this store. Hint: pick a run in the "
+                 "table.", icon=":material/error:")  # fmt: skip
+        return None
+    if wanted and st.session_state.get("_audit_url") != wanted:
+        st.session_state["_audit_url"] = wanted  # a link (the Timeline's) picks its run
+        st.session_state["audit_run"] = wanted
     if st.session_state.get("audit_run") not in runs:
-        st.session_state["audit_run"] = wanted if wanted in runs else runs[0]
+        st.session_state["audit_run"] = runs[0]
     # a click on a row of the verdict table picks that run (once per new click)
     if selected_rows and selected_rows != st.session_state.get("audit_last_rows"):
         st.session_state["audit_run"] = runs[selected_rows[0]]
@@ -87,7 +99,7 @@ def _step_link(run_id: str, finding: Finding, index: int) -> None:
             query_params={"run": run_id, "step": str(finding.step_index)},
         )  # fmt: skip
     else:
-        st.markdown(f"[{label}](timeline?run={run_id}&step={finding.step_index})")
+        st.markdown(f"[{label}](timeline?run={quote(run_id, safe='')}&step={finding.step_index})")
 
 
 def _findings(report: AuditReport) -> None:
@@ -100,12 +112,13 @@ def _findings(report: AuditReport) -> None:
         with left:
             _step_link(report.run_id, f, i)
         with right:
-            st.markdown(f"{SEVERITY_BADGES[f.severity]} **`{f.rule_id}`** {f.message}")
-            st.caption(f"Hint: {f.hint}")
+            st.markdown(f"{SEVERITY_BADGES[f.severity]} **{md_text(f.rule_id)}** "
+                        f"{md_text(f.message)}")  # fmt: skip
+            st.caption(f"Hint: {md_text(f.hint)}")
 
 
 def _verdict(report: AuditReport) -> None:
-    text = f"**{verdict_title(report)}**\n\n" + "\n".join(f"- {r}" for r in report.reasons)
+    text = f"**{verdict_title(report)}**\n\n" + "\n".join(f"- {md_text(r)}" for r in report.reasons)
     show = {
         "completed": st.success,
         "resumable": st.info,
@@ -115,14 +128,14 @@ def _verdict(report: AuditReport) -> None:
     show(text, icon=ICONS[report.verdict])
     if report.next_step is not None:
         st.markdown(
-            f"**A resume would** continue from checkpoint `{report.resume_from}` "
+            f"**A resume would** continue from checkpoint {md_text(report.resume_from)} "
             f"(step {report.resume_from_step}) and execute step **{report.next_step}**"
             + (", after verifying these effects by key:" if report.verify_effects else ".")
         )
     if report.verify_effects:
         st.dataframe(pd.DataFrame(effect_rows(report)), hide_index=True, width="stretch")
     if report.branches:
-        st.caption(f"Other branches (not audited): {', '.join(report.branches)}")
+        st.caption(f"Other branches (not audited): {md_text(', '.join(report.branches))}")
 
 
 def page() -> None:
@@ -143,7 +156,8 @@ def page() -> None:
                          on_select="rerun", selection_mode="single-row")  # fmt: skip
     run_id = _pick_run(frame, list(event.selection.rows))
     if run_id is None:
-        st.info("No runs in the store yet: import a source first.")
+        if frame.empty:
+            st.info("No runs in the store yet: import a source first.")
         return
     report = guarded(audit_run, store, run_id, module)
     if report is None:

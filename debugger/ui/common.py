@@ -1,9 +1,10 @@
 """What every page shares: the store connection, cached reads, page links, error display.
 
-The app holds one cached read-only connection per store file (``@st.cache_resource``); pure
-reads are cached with ``@st.cache_data`` as JSON strings keyed by the store path and a
-*generation* that an import bumps, so a cache hit costs a string copy, not a deep copy of a
-large dict.
+The app reads the store read-only through one connection per store file that is open only
+while a script run reads (so ``stepscope import`` can write between reads); pure reads are
+cached with ``@st.cache_data`` as JSON strings keyed by the store path and a *generation*,
+a fingerprint of the store's files that any write changes, so a cache hit costs a string
+copy, not a deep copy of a large dict, and new runs show on the next rerun.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
@@ -21,7 +22,7 @@ import orjson
 import streamlit as st
 
 from debugger import pages_data
-from debugger.errors import StepscopeError
+from debugger.errors import StepscopeError, StoreError
 from debugger.store import Store, default_store_path
 
 T = TypeVar("T")
@@ -54,6 +55,13 @@ The navigation is built from this, and a page's module is imported when the page
 the first page then does not wait for the others' imports (DeepDiff and pydantic for the
 diff pages, the replay engine: slow imports, on a start that competes with the browser)."""
 
+PAGE_CSS = """<style>
+.stMainBlockContainer{padding-top:2.5rem}
+[data-testid="stMarkdownContainer"] table.runs{table-layout:fixed;width:100%}
+</style>"""
+"""The app's few style rules: less empty space above a page (the reviewer's first screen
+holds the evidence)."""
+
 PAGE_MODULES = tuple(p.module for p in PAGES)
 """The page modules under debugger/ui/, in sidebar order."""
 
@@ -67,74 +75,180 @@ def store_path() -> str:
     return str(path or default_store_path())
 
 
-_OPENED: dict[tuple[str, int], Store] = {}
-"""Connections handed out by :func:`_open`, so :func:`reopen_store` can close every one."""
-_CURSORS: weakref.WeakSet[Store] = weakref.WeakSet()
-"""Per-session cursors on those connections, closed by :func:`reopen_store`."""
-_GENERATION: dict[str, int] = {}
-"""Per store path: bumped by every import, so all sessions see the new data."""
-_lock = threading.Lock()
-_CURSOR_KEY = "_stepscope_cursor"
+class _Shared:
+    """The one read-only connection of a store file, open only while a script run reads.
+
+    DuckDB holds a file lock for as long as a connection is open, and a read-only lock
+    refuses every writer (``stepscope import`` in a terminal). So the connection is opened
+    on a script run's first read and closed when the last run reading through it ends;
+    between reads the app holds nothing. One connection per file and process (DuckDB refuses
+    a second attach of the same file in one process), with a cursor per run: a DuckDB
+    connection must not be used by two threads at once.
+    """
+
+    def __init__(self) -> None:
+        self.base: Store | None = None
+        self.readers = 0
+        self.writing = False
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _open(path: str, generation: int) -> Store:
-    # Read-only: the app never holds a write lock while it serves. No spinner: an open
-    # takes milliseconds, and serve.warm calls this off any script run, with no page to draw on.
-    store = Store.open(path, read_only=True)
-    with _lock:
-        _OPENED[(path, generation)] = store
-    return store
+_SHARED: dict[str, _Shared] = {}
+_cond = threading.Condition()
+_local = threading.local()
+"""This thread's lease: (path, cursor, depth) while a script run or fragment reads."""
+WRITE_WAIT_S = 30.0
+"""How long an import or a replay from the app waits for other sessions' reads to end."""
+
+
+def _lease(path: str) -> Store:
+    """This run's cursor on the shared connection of ``path``, opened on first use."""
+    held = getattr(_local, "lease", None)
+    if held is not None and held[0] == path and held[1] is not None:
+        return held[1]  # type: ignore[no-any-return]
+    with _cond:
+        shared = _SHARED.setdefault(path, _Shared())
+        _cond.wait_for(lambda: not shared.writing, timeout=WRITE_WAIT_S)
+        if shared.base is None:
+            shared.base = Store.open(path, read_only=True)
+        shared.readers += 1
+        try:
+            cursor = shared.base.cursor()
+        except BaseException:
+            _drop_reader(shared)
+            raise
+    depth = held[2] if held is not None else 0
+    if held is not None and held[1] is not None:
+        _end_lease(held[0], held[1])  # a lease on another store
+    _local.lease = (path, cursor, depth)
+    return cursor
+
+
+def _drop_reader(shared: _Shared) -> None:
+    # called under _cond: the last reader closes the connection, releasing the file lock
+    shared.readers -= 1
+    if shared.readers <= 0 and shared.base is not None:
+        shared.readers = 0
+        shared.base.close()
+        shared.base = None
+    _cond.notify_all()
+
+
+def _end_lease(path: str, cursor: Store) -> None:
+    cursor.close()
+    with _cond:
+        shared = _SHARED.get(path)
+        if shared is not None:
+            _drop_reader(shared)
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Scope of one script run (or fragment rerun): the store it reads is released after.
+
+    Nested scopes (the Timeline's fragment inside a full run) share the outer lease.
+    """
+    held = getattr(_local, "lease", None)
+    _local.lease = (held[0], held[1], held[2] + 1) if held else ("", None, 1)
+    try:
+        yield
+    finally:
+        path, cursor, depth = _local.lease
+        if depth > 1:
+            _local.lease = (path, cursor, depth - 1)
+        else:
+            _local.lease = None
+            if cursor is not None:
+                _end_lease(path, cursor)
+
+
+def release_store() -> None:
+    """End this run's read of the store now (before it writes: an import, a replay)."""
+    held = getattr(_local, "lease", None)
+    if held is not None and held[1] is not None:
+        _local.lease = (held[0], None, held[2])
+        _end_lease(held[0], held[1])
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    """Keep the app's reads off the store while this process writes to it.
+
+    DuckDB refuses a writable attach of a file the same process holds read-only, so the
+    write waits for the other sessions' reads to end and new reads wait for the write.
+
+    Raises:
+        StoreError: other sessions kept reading for longer than :data:`WRITE_WAIT_S`.
+    """
+    path = store_path()
+    release_store()
+    with _cond:
+        shared = _SHARED.setdefault(path, _Shared())
+        if not _cond.wait_for(lambda: shared.readers == 0 and not shared.writing,
+                              timeout=WRITE_WAIT_S):  # fmt: skip
+            raise StoreError(
+                f"the store {path} is being read by other sessions of the app",
+                "try again in a moment",
+            )
+        shared.writing = True
+    try:
+        yield
+    finally:
+        with _cond:
+            shared.writing = False
+            _cond.notify_all()
+        st.cache_data.clear()
 
 
 def open_cached(path: str, gen: int) -> Store:
-    """The read-only store for a path and generation, as this session's own cursor.
+    """The read-only store at ``path``, as this script run's own cursor.
 
-    Each Streamlit session runs in its own thread, and a DuckDB connection must not be used
-    by two threads at once; a session runs one script (or fragment) at a time, so each reads
-    through its own cursor of the one cached connection (same database, same cache).
+    ``gen`` (the store's :func:`generation`) keys the caches that call this; the connection
+    itself lives only while the run reads (see :class:`_Shared`).
 
     Raises:
         StoreError: the store cannot be opened.
     """
-    base = _open(path, gen)
-    held = st.session_state.get(_CURSOR_KEY)
-    if isinstance(held, tuple) and held[:2] == (path, gen):
-        return held[2]  # type: ignore[no-any-return]
-    store = _cursor(base)
-    st.session_state[_CURSOR_KEY] = (path, gen, store)
-    with _lock:
-        _CURSORS.add(store)
-    if isinstance(held, tuple):
-        held[2].close()  # the session's cursor on an older generation or another store
-    return store
+    del gen
+    return _lease(path)
 
 
 def warm_store(path: str) -> Store:
-    """Open the app's cached connection to ``path`` before any session asks for it.
+    """Open the store once before any session asks for it (imports, DuckDB's set-up).
 
-    Called at the server's start, off any script run, so the first page finds the store
-    open. Returns a cursor of that connection for the caller's own reads; close it.
+    Called at the server's start, off any script run. Returns a store for the caller's own
+    reads; closing it releases the file.
 
     Raises:
         StoreError: the store cannot be opened.
     """
-    return _cursor(_open(path, _GENERATION.get(path, 0)))
-
-
-def _cursor(base: Store) -> Store:
-    # the base connection is shared by every session's thread; its catalog is read under the lock
-    with _lock:
-        return base.cursor()
+    return Store.open(path, read_only=True)
 
 
 def generation() -> int:
-    """The generation of the served store (bumped by every import, shared by all sessions)."""
-    return _GENERATION.get(store_path(), 0)
+    """A fingerprint of the served store's files: it changes when anything writes to them.
+
+    Cached reads are keyed on it, so runs imported by another process (``stepscope import``
+    in a terminal) show on the next rerun without a restart.
+    """
+    return fingerprint(store_path())
+
+
+def fingerprint(path: str) -> int:
+    """Hash of the size and modification time of a store file and its write-ahead log."""
+    parts: list[int] = []
+    for name in (path, f"{path}.wal"):
+        try:
+            stat = os.stat(name)
+        except OSError:
+            parts += [0, 0]
+            continue
+        parts += [stat.st_mtime_ns, stat.st_size]
+    return hash(tuple(parts))
 
 
 def get_store() -> Store | None:
-    """The cached read-only store, or None (with an error shown) when it cannot be opened."""
+    """The read-only store for this run, or None (with an error shown) when it cannot be
+    opened."""
     try:
         return open_cached(store_path(), generation())
     except StepscopeError as e:
@@ -143,24 +257,9 @@ def get_store() -> Store | None:
 
 
 def reopen_store() -> None:
-    """Close every cached connection to the store and drop cached reads.
-
-    Called before an import (DuckDB refuses a writable open of a file that the same process
-    still holds read-only, so the connections are closed, not only forgotten) and after it,
-    so every session reads the new data.
-    """
-    path = store_path()
-    with _lock:
-        for cursor in [c for c in _CURSORS if c.path == path]:
-            _CURSORS.discard(cursor)
-            cursor.close()
-        for key in [k for k in _OPENED if k[0] == path]:
-            closed = _OPENED.pop(key)
-            closed.close()
-    _open.clear()
+    """Drop cached reads so every session reads the store afresh (the sidebar's button)."""
+    release_store()
     st.cache_data.clear()
-    _GENERATION[path] = _GENERATION.get(path, 0) + 1
-    st.session_state["store_generation"] = _GENERATION[path]  # pages that key on the session
 
 
 def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:

@@ -1,7 +1,9 @@
 """Diff page: any two checkpoints (same run, two runs, an original and its replay).
 
-Side by side and as a table, with budgets, pending effects and metadata. The URL carries the
-two sides as ``?a=RUN:STEP&b=RUN:STEP`` (or ``RUN@CHECKPOINT_ID``), like ``stepscope diff``.
+Side by side (both states pretty-printed and aligned, changed lines highlighted) and as a
+table of changed paths, with budgets, pending effects and metadata. The URL carries the two
+sides as ``?a=RUN:STEP&b=RUN:STEP`` (``RUN@CHECKPOINT_ID`` where a step was written twice),
+like ``stepscope diff``; a link to something the store does not have says so.
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import pandas as pd
 import streamlit as st
 
 from debugger import pages_data
 from debugger.diff import CheckpointSpec, parse_spec
 from debugger.errors import StepscopeError
+from debugger.pages_data.incident import missing_step
+from debugger.pages_data.incident import spec as spec_text
+from debugger.pages_data.markup import md_text
+from debugger.report.split import SplitLine, split_html
+from debugger.ui import widgets
 from debugger.ui.common import (
     generation,
     get_store,
@@ -29,27 +35,47 @@ from debugger.ui.common import (
 TITLE, ICON, URL = page_labels(__name__)
 
 
-def _spec_from_url(name: str) -> CheckpointSpec | None:
+def _spec_from_url(name: str, run_ids: list[str]) -> tuple[CheckpointSpec | None, bool]:
+    """The side the URL asks for, and whether the URL is usable (an error is shown when
+    not: a bad spec, an unknown run)."""
     text = st.query_params.get(name)
     if not text:
-        return None
+        return None, True
     try:
-        return parse_spec(text)
+        spec = parse_spec(text)
     except StepscopeError as e:
-        st.error(str(e), icon=":material/error:")
-        return None
+        st.error(f"The link's {name}={md_text(text)} is not a checkpoint: {md_text(e)}",
+                 icon=":material/error:")  # fmt: skip
+        return None, False
+    if spec.run_id not in run_ids:
+        st.error(f"The link's {name}={md_text(text)} names run {md_text(spec.run_id)}, which "
+                 "is not in this store.", icon=":material/error:")  # fmt: skip
+        return None, False
+    return spec, True
 
 
-def _side(label: str, name: str, run_ids: list[str], default_offset: int) -> CheckpointSpec | None:
-    """A run picker and a checkpoint picker; the default comes from the URL."""
-    spec = _spec_from_url(name)
-    run_default = spec.run_id if spec and spec.run_id in run_ids else run_ids[0]
+def _side(
+    label: str, name: str, run_ids: list[str], default_offset: int
+) -> tuple[CheckpointSpec | None, str | None, bool]:
+    """A run picker and a checkpoint picker; the default comes from the URL.
+
+    Returns:
+        The side picked, its readable ``RUN:STEP`` form, and whether the URL asked for
+        something this store has.
+    """
+    spec, usable = _spec_from_url(name, run_ids)
+    run_default = spec.run_id if spec else run_ids[0]
     run_id = st.selectbox(
         f"{label}: run", run_ids, index=run_ids.index(run_default), key=f"diff_{name}_run"
     )
     refs = guarded(load_refs, store_path(), generation(), run_id)
     if not refs:
-        return None
+        return None, None, usable
+    if spec is not None and spec.run_id == run_id:
+        problem = missing_step(run_id, refs, spec.step, spec.checkpoint_id)
+        if problem:
+            st.error(f"The link's {name}: {md_text(problem)}", icon=":material/error:")
+            usable = False
     pos = pages_data.default_position(refs, run_id, spec, default_offset)
     choice = st.selectbox(
         f"{label}: checkpoint",
@@ -59,7 +85,11 @@ def _side(label: str, name: str, run_ids: list[str], default_offset: int) -> Che
         key=f"diff_{name}_ckpt_{run_id}",
     )
     ref = refs[int(choice)]
-    return CheckpointSpec(run_id, checkpoint_id=ref.checkpoint_id)
+    return (
+        CheckpointSpec(run_id, checkpoint_id=ref.checkpoint_id),
+        spec_text(run_id, refs, ref),
+        usable,
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -93,9 +123,9 @@ def page() -> None:
         return
     left, right = st.columns(2)
     with left:
-        a = _side("Old (A)", "a", run_ids, -1)
+        a, a_text, a_ok = _side("Old (A)", "a", run_ids, -1)
     with right:
-        b = _side("New (B)", "b", run_ids, 0)
+        b, b_text, b_ok = _side("New (B)", "b", run_ids, 0)
     with st.expander("Options: ignore paths, ignore order"):
         ignore = pages_data.parse_patterns(
             st.text_area(
@@ -112,8 +142,12 @@ def page() -> None:
         )
     if a is None or b is None or a.checkpoint_id is None or b.checkpoint_id is None:
         return
-    st.query_params["a"] = f"{a.run_id}@{a.checkpoint_id}"
-    st.query_params["b"] = f"{b.run_id}@{b.checkpoint_id}"
+    if not (a_ok and b_ok) and not st.button(
+        "Compare the checkpoints picked above", key="diff_override"
+    ):
+        return  # never a diff of something other than what the link asked for
+    st.query_params["a"] = a_text or f"{a.run_id}@{a.checkpoint_id}"
+    st.query_params["b"] = b_text or f"{b.run_id}@{b.checkpoint_id}"
     text = guarded(
         _diff_json,
         store_path(),
@@ -129,22 +163,25 @@ def page() -> None:
 
 def _render(view: dict[str, Any]) -> None:
     title, counts = pages_data.split_summary(view["summary"])
-    st.subheader(title)
+    st.subheader(md_text(title))
     st.caption(counts)
-    table, side = st.tabs(["Table", "Side by side"])
+    side, table = st.tabs(["Side by side", "Changed paths"])
+    with side:
+        a, b = view["a"], view["b"]
+        widgets.html(split_html(
+            [SplitLine(**line) for line in view["split"]],
+            f"A · {a['run_id']} step {a['step_index']}",
+            f"B · {b['run_id']} step {b['step_index']}",
+        ))  # fmt: skip
     with table:
         if view["rows"]:
-            st.dataframe(pd.DataFrame(view["rows"]), hide_index=True, width="stretch")
+            widgets.text_table(view["rows"], {"path": "Path", "kind": "Kind", "old": "Before",
+                               "new": "After"}, full={"old": "old_full", "new": "new_full"},
+                               widths={"path": "26%", "kind": "14%"})  # fmt: skip
         else:
             st.info("The working states are the same (after the ignore options).")
         if view["total"] > len(view["rows"]):
             st.caption(f"First {len(view['rows'])} of {view['total']} rows shown.")
-    with side:
-        c1, c2 = st.columns(2)
-        c1.markdown(f"**A** `{view['a']['run_id']}` step {view['a']['step_index']}")
-        c1.json(view["old_side"], expanded=2)
-        c2.markdown(f"**B** `{view['b']['run_id']}` step {view['b']['step_index']}")
-        c2.json(view["new_side"], expanded=2)
     cols = st.columns(3)
     for col, key, title in zip(
         cols,
@@ -153,7 +190,10 @@ def _render(view: dict[str, Any]) -> None:
         strict=True,
     ):
         col.markdown(f"#### {title}")
-        if view[key]:
-            col.dataframe(pd.DataFrame(view[key]), hide_index=True, width="stretch")
-        else:
-            col.caption("No difference.")
+        rows = view[key]
+        with col:
+            if rows:
+                widgets.text_table(rows, {k: k.replace("_", " ") for k in rows[0]
+                                          if not k.endswith("_full")})  # fmt: skip
+            else:
+                st.caption("No difference.")

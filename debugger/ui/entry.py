@@ -8,15 +8,24 @@ titles, icons and URLs, and a page's module is imported when the page first runs
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from debugger.ui import common
 
+ICON = Path(__file__).with_name("icon.png")
+
+# How often the app looks at the store's files for a write by another process. A comment,
+# not a docstring: Streamlit would draw a bare string of the script on the page.
+WATCH_S = 4.0
+
 
 def main() -> None:
     """Set up the page and run the selected one."""
-    st.set_page_config(page_title="Stepscope", page_icon=":material/history:", layout="wide")
-    st.session_state.setdefault("store_generation", 0)
+    # a local icon: a Material icon here would be fetched from Google's font server
+    st.set_page_config(page_title="Stepscope", page_icon=str(ICON), layout="wide")
+    st.html(common.PAGE_CSS)
     pages = [
         st.Page(common.PAGE_RUNNERS[p.module], title=p.title, icon=p.icon, url_path=p.url,
                 default=i == 0)
@@ -24,8 +33,10 @@ def main() -> None:
     ]  # fmt: skip
     common.register_pages({p.url_path: p for p in pages})
     selected = st.navigation(pages)
+    st.session_state["store_seen"] = common.generation()  # what this run reads
     _sidebar()
-    selected.run()
+    with common.reading():  # the store's file is released when the page is drawn
+        selected.run()
 
 
 def _sidebar() -> None:
@@ -34,9 +45,19 @@ def _sidebar() -> None:
         if st.button(
             "Reload store",
             icon=":material/refresh:",
-            help="Pick up runs imported by another process",
+            help="Read the store afresh (new runs also show by themselves within seconds)",
         ):
             common.reopen_store()
+        _watch_store()
+
+
+@st.fragment(run_every=WATCH_S)
+def _watch_store() -> None:
+    """Rerun the page when another process wrote to the store (an import in a terminal)."""
+    now = common.generation()
+    if now != st.session_state.get("store_seen", now):
+        st.session_state["store_seen"] = now
+        st.rerun(scope="app")
 
 
 main()

@@ -1,7 +1,7 @@
 """Import page: a file path, an uploaded file or a Postgres URL, with progress and the report.
 
-The app serves the store read-only; for an import its connections are closed, the store is
-opened writable for the import only, then read-only again for every session.
+The app reads the store read-only and only while a page reads; for an import the app's
+sessions wait while the store is open for writing.
 """
 
 from __future__ import annotations
@@ -18,19 +18,21 @@ from debugger.pages_data.imports import (
     KINDS,
     UPLOAD_SUFFIXES,
     ImportResult,
+    app_hint,
     import_into,
     import_upload,
     progress,
+    quarantined_runs,
     reason_rows,
     table_rows,
 )
+from debugger.pages_data.markup import md_text
 from debugger.ui.common import (
     generation,
-    guarded,
     open_cached,
     page_labels,
-    reopen_store,
     store_path,
+    writing,
 )
 
 TITLE, ICON, URL = page_labels(__name__)
@@ -67,31 +69,31 @@ def _source_inputs() -> tuple[str, Any]:
 
 
 def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportResult | None:
-    reopen_store()  # close the app's read-only connections before the writable open
+    """Import; on an error show it in the page's words (None)."""
     on_progress = _progress_bar()
     try:
-        if kind == KINDS[1]:
-            return guarded(
-                import_upload,
-                store_path(),
-                source.name,
-                source.getvalue(),
-                flavour,
-                mapping,
-                on_progress,
-            )
-        return guarded(import_into, store_path(), source, flavour, mapping, on_progress)
-    finally:
-        reopen_store()  # every session reads the new data through a fresh connection
+        # the app's sessions keep off the store while it is open for writing
+        with writing():
+            if kind == KINDS[1]:
+                return import_upload(store_path(), source.name, source.getvalue(), flavour,
+                                     mapping, on_progress)  # fmt: skip
+            return import_into(store_path(), source, flavour, mapping, on_progress)
+    except StepscopeError as e:
+        st.error(md_text(app_hint(str(e))), icon=":material/error:")
+        return None
 
 
 def _report(result: ImportResult) -> None:
     report = result.report
     st.success(report.summary(), icon=":material/check_circle:")
-    st.caption(f"{report.kind} ({report.flavour}) {report.location}")
+    st.caption(f"{md_text(report.kind)} ({md_text(report.flavour)}) {md_text(result.location)}")
     st.dataframe(pd.DataFrame(table_rows(report)), hide_index=True, width="stretch")
     if report.quarantine_reasons:
-        st.warning(f"{report.total.quarantined:,} rows quarantined:", icon=":material/block:")
+        runs = quarantined_runs(result.quarantined)
+        which = (" in runs " + ", ".join(f"{md_text(r)} ({n})" for r, n in runs.items())
+                 if runs else "")  # fmt: skip
+        st.warning(f"{report.total.quarantined:,} rows quarantined{which}: those runs are "
+                   "incomplete in the store.", icon=":material/block:")  # fmt: skip
         st.dataframe(pd.DataFrame(reason_rows(report)), hide_index=True, width="stretch")
         st.markdown("#### Quarantined rows")
         st.dataframe(result.quarantined, hide_index=True, width="stretch")
@@ -106,9 +108,8 @@ def page() -> None:
     flavour = c1.selectbox("Flavour", FLAVOURS, key="import_flavour")
     mapping = c2.text_input("Mapping file (TOML, for other table shapes)", key="import_mapping")
     if st.button("Import", type="primary", disabled=not source, key="import_go"):
-        result = _run_import(kind, source, flavour, mapping.strip())
-        if result is not None:
-            st.session_state["import_last"] = result
+        # a failed import clears the last report: it would read as this import's
+        st.session_state["import_last"] = _run_import(kind, source, flavour, mapping.strip())
     last = st.session_state.get("import_last")
     if isinstance(last, ImportResult):
         _report(last)
@@ -122,7 +123,7 @@ def _history() -> None:
     try:  # secondary: an error here would repeat the import's own error
         sources = open_cached(store_path(), generation()).sources()
     except StepscopeError as e:
-        st.caption(f"Import history unavailable: {e}")
+        st.caption(f"Import history unavailable: {md_text(e)}")
         return
     if not sources.empty:
         st.markdown("#### Imports so far")

@@ -23,6 +23,7 @@ from debugger.migrations import (
     load_registry,
     migrated,
 )
+from debugger.pages_data.markup import md_text
 from debugger.pages_data.migrations import (
     change_rows,
     checkpoint_labels,
@@ -69,18 +70,23 @@ def _side_by_side(store: Store, registry: Registry) -> None:
         return
     ids = [r.run_id for r in runs]
     wanted = st.query_params.get("run")
+    if wanted and wanted not in ids:
+        st.error(f"No run {md_text(repr(wanted))} in this store. Hint: pick one below.",
+                 icon=":material/error:")  # fmt: skip
     run_id = st.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
                           key="migrations_run")  # fmt: skip
     ckpts = guarded(store.checkpoints, run_id) or []
     if not ckpts:
         return
     labels = checkpoint_labels(ckpts)
+    # keyed by run: the picker of another run starts afresh (its labels are that run's)
     pick = st.selectbox("Checkpoint", range(len(ckpts)), format_func=labels.__getitem__,
-                        index=len(ckpts) - 1, key="migrations_ckpt")  # fmt: skip
+                        index=len(ckpts) - 1, key=f"migrations_ckpt::{run_id}")  # fmt: skip
     ckpt = ckpts[pick]
     left, right = st.columns(2)
     left.markdown(f"**Stored** (schema version {ckpt.schema_version})")
-    left.json(ckpt.working_state, expanded=2)
+    with left:
+        _state(ckpt.working_state)
     try:
         result = migrated(ckpt, registry)
     except RestartRequired as e:
@@ -90,9 +96,20 @@ def _side_by_side(store: Store, registry: Registry) -> None:
         right.error(f"Migration failed: {e}", icon=":material/error:")
         return
     path = " → ".join(map(str, result.path))
-    right.markdown(f"**Migrated** to version {registry.current_version} ({result.status}: {path})")
-    right.json(result.migrated, expanded=2)
+    right.markdown(
+        f"**Migrated** to version {registry.current_version} ({md_text(result.status)}: {path})"
+    )
+    with right:
+        _state(result.migrated)
     _changes(result.stored, result.migrated)
+
+
+def _state(value: Any) -> None:
+    # a v0 state can be free text: shown as text, not handed to the JSON viewer to misparse
+    if isinstance(value, dict | list):
+        st.json(value, expanded=2)
+    else:
+        st.code(str(value), language=None, wrap_lines=True)
 
 
 def _changes(stored: Any, migrated_state: Any) -> None:
@@ -118,11 +135,15 @@ def page() -> None:
     _versions(store, registry)
     if registry is None:
         st.info(
-            "Name your migrations module in the sidebar (or set STEPSCOPE_MIGRATIONS) to see "
-            "the dry run and migrated states (`stepscope migrate --help` describes the module)."
+            "To see the dry run and each checkpoint's migrated state, name your migrations "
+            "module in the sidebar's **Migrations module** field (or set STEPSCOPE_MIGRATIONS): "
+            "a Python module importable by the app, with `CURRENT_VERSION` and one function "
+            "`vN_to_vM(state)` per schema step, such as "
+            "`sample_checkpoints.refund_desk.migrations`."
         )
         return
     steps = ", ".join(name for _, name in iter_steps(registry)) or "none"
-    st.caption(f"{registry.module}: current version {registry.current_version}; steps {steps}")
+    st.caption(f"{md_text(registry.module)}: current version {registry.current_version}; "
+               f"steps {md_text(steps)}")  # fmt: skip
     _dry_run(store, registry)
     _side_by_side(store, registry)

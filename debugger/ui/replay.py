@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from debugger.model import Run
+from debugger.pages_data.markup import md_text
 from debugger.pages_data.replay import (
     Link,
     counts,
@@ -37,8 +38,8 @@ from debugger.ui.common import (
     page_for,
     page_labels,
     query_int,
-    reopen_store,
     store_path,
+    writing,
 )
 
 TITLE, ICON, URL = page_labels(__name__)
@@ -105,22 +106,32 @@ def _run(settings: dict[str, Any]) -> bool:
 
         return on_progress
 
-    # the replay writes its result into the store: release the app's read-only connections
-    reopen_store()
-    try:
+    # the replay writes its result into the store: the app's reads wait meanwhile
+    with writing():
         report = guarded(replay, store_path(), progress=progress_for("your agent"), **settings)
         base = None
         if report is not None and baseline:
             base = guarded(replay, store_path(), progress=progress_for("original code"),
                            **{**settings, "agent": baseline})  # fmt: skip
-    finally:
-        reopen_store()
     if report is None:
+        _forget_result()  # the error is the result now, not an older replay's report
         return False
     st.session_state["replay_report"] = report.to_dict()
     st.session_state["replay_baseline_report"] = base.to_dict() if base else None
     st.session_state["replay_past"] = None
+    st.query_params["replay"] = report.replay_run_id  # the result has its own address
+    if base is not None:
+        st.query_params["baseline"] = base.replay_run_id
+    else:
+        st.query_params.pop("baseline", None)
     return base is not None or not baseline  # keep a baseline's error on screen
+
+
+def _forget_result() -> None:
+    st.session_state["replay_report"] = None
+    st.session_state["replay_baseline_report"] = None
+    st.query_params.pop("replay", None)
+    st.query_params.pop("baseline", None)
 
 
 _ICONS = {"diff": ":material/difference:", "timeline": ":material/timeline:"}
@@ -132,7 +143,7 @@ def _link(link: Link) -> None:
     if isinstance(page, st.Page):
         st.page_link(page, label=link.label, icon=icon, query_params=link.query)
     else:
-        st.markdown(f"[{link.label}]({link.url}{query_string(link.query)})")
+        st.markdown(f"[{md_text(link.label)}]({link.url}{query_string(link.query)})")
 
 
 def _step_links(report: dict[str, Any], step: int) -> None:
@@ -143,50 +154,66 @@ def _step_links(report: dict[str, Any], step: int) -> None:
 
 def _headline(report: dict[str, Any]) -> None:
     text, tone = headline(report)
-    if tone == "success":
-        st.success(text, icon=":material/check_circle:")
-    elif tone == "warning":
-        st.warning(text, icon=":material/call_split:")
-    else:
-        st.error(text, icon=":material/error:")
+    show = {"success": st.success, "warning": st.warning}.get(tone, st.error)
+    icon = {"success": ":material/check_circle:", "warning": ":material/call_split:"}
+    show(text, icon=icon.get(tone, ":material/error:"))
     st.caption(isolation_note(report))
     for column, (label, value) in zip(st.columns(4), counts(report).items(), strict=True):
         column.metric(label, value)
 
 
-def _show(report: dict[str, Any]) -> None:
-    st.subheader(f"{report['replay_run_id']}")
-    st.caption(f"{report['run_id']} from step {report['from_step']} with `{report['agent']}` "
-               f"({report['mode']}; mocks: {report['mocks'] or 'none'})")  # fmt: skip
+def _show(report: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+    st.subheader(md_text(report["replay_run_id"]))
+    st.caption(f"{md_text(report['run_id'])} from step {report['from_step']} with "
+               f"{md_text(report['agent'])} ({report['mode']}; mocks: "
+               f"{md_text(report['mocks'] or 'none')})")  # fmt: skip
     _headline(report)
     first = report["first_divergence"]
     if first:
         st.markdown(f"#### First divergence: step {first['step_index']} ({first['kind']})")
-        st.markdown(first["message"])
+        st.markdown(md_text(first["message"]))
         if first["diff"]:
             st.dataframe(pd.DataFrame(first["diff"]).astype(str), hide_index=True)
         _step_links(report, int(first["step_index"]))
-    for message in duplicate_messages(report):
-        st.error(message, icon=":material/content_copy:")
-    _tables(report)
+    if baseline:
+        _side_by_side(report, baseline)
+    else:
+        for message in duplicate_messages(report):
+            st.error(message, icon=":material/content_copy:")
+    _tables(report, skip_ledger=baseline is not None)
 
 
-def _tables(report: dict[str, Any]) -> None:
+def _tables(report: dict[str, Any], skip_ledger: bool = False) -> None:
     for title, rows in report_tables(report).items():
+        if skip_ledger and title.startswith("The replay's writes"):
+            continue  # shown beside the original code's
         st.markdown(f"#### {title}")
         st.dataframe(pd.DataFrame(rows).astype(str), hide_index=True)
-    st.caption(f"Files: `{report['output_dir']}` ({report['seconds']:.1f} s)")
+    st.caption(f"Files: {md_text(report['output_dir'])} ({report['seconds']:.1f} s)")
 
 
-def _baseline(report: dict[str, Any]) -> None:
-    st.markdown(f"#### The original code on the same replay: {report['replay_run_id']}")
-    st.caption(f"`{report['agent']}`: **{report['outcome']}** - {report['reason']}")
-    for message in duplicate_messages(report, baseline=True):
-        st.error(message, icon=":material/content_copy:")
-    if not report["duplicate_writes"]:
-        st.info("The original code repeats no write the original run had already made.")
-    query = {"run": report["replay_run_id"], "step": str(report["last_step"])}
-    _link(Link("timeline", "The original code's replay in the timeline", query))
+def _side_by_side(report: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """Your code and the original code on the same replay, each with its ledger."""
+    st.markdown("#### Your code and the original code, side by side")
+    for column, r, who in zip(st.columns(2), (report, baseline), ("Your code", "The original code"),
+                              strict=True):  # fmt: skip
+        with column:
+            st.markdown(f"**{who}** · {md_text(r['agent'])}")
+            st.caption(
+                f"{md_text(r['replay_run_id'])}: **{r['outcome']}** - {md_text(r['reason'])}"
+            )
+            for message in duplicate_messages(r, baseline=r is baseline):
+                st.error(message, icon=":material/content_copy:")
+            if not r["duplicate_writes"]:
+                st.success("No write the original run had already made.",
+                           icon=":material/check_circle:")  # fmt: skip
+            st.markdown("Writes (ledger, never executed)")
+            if r["ledger"]:
+                st.dataframe(pd.DataFrame(r["ledger"]).astype(str), hide_index=True)
+            else:
+                st.caption("No write.")
+            query = {"run": r["replay_run_id"], "step": str(r["last_step"])}
+            _link(Link("timeline", "In the timeline", query))
 
 
 def _past(store: Any, runs: list[Run]) -> dict[str, Any] | None:
@@ -199,7 +226,25 @@ def _past(store: Any, runs: list[Run]) -> dict[str, Any] | None:
         return None
     report = guarded(saved_report, store, pick)
     if report is None:
-        st.info(f"{pick} is in the store, but its report.json is gone; open it in the Timeline.")
+        st.info(f"{md_text(pick)} is in the store, but its report.json is gone; open it in "
+                "the Timeline.")  # fmt: skip
+    return report
+
+
+def _from_url(store: Any, runs: list[Run], name: str) -> dict[str, Any] | None:
+    """The replay result a link names (``?replay=ID``), or None; an error names a replay the
+    store does not have."""
+    wanted = st.query_params.get(name)
+    if not wanted:
+        return None
+    if wanted not in replay_ids(runs):
+        st.error(f"No replay {md_text(repr(wanted))} in this store. Hint: pick one under "
+                 "Earlier replays.", icon=":material/error:")  # fmt: skip
+        return None
+    report = guarded(saved_report, store, wanted)
+    if report is None:
+        st.info(f"{md_text(wanted)} is in the store, but its report.json is gone; open it in "
+                "the Timeline.")  # fmt: skip
     return report
 
 
@@ -215,15 +260,26 @@ def page() -> None:
     if store is None:
         return
     runs = guarded(store.run_records) or []
+    linked = _from_url(store, runs, "replay")
+    if linked:  # a result's address: the result first, the form to run another below it
+        _show(linked, _from_url(store, runs, "baseline"))
+        st.divider()
+        if st.session_state.get("replay_url_run") != linked["run_id"]:
+            st.session_state["replay_run"] = st.session_state["replay_url_run"] = linked["run_id"]
     settings = _setup(originals(runs))
     clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
                                      disabled=not settings["agent"])  # fmt: skip
     if clicked and settings and _run(settings):
         st.rerun()  # the store has a new run: read it afresh
+    if linked:
+        return
     past = _past(store, runs)
-    report = past or st.session_state.get("replay_report")
+    if past:
+        st.query_params["replay"] = past["replay_run_id"]
+        st.query_params.pop("baseline", None)
+        st.rerun()  # its address, with the result first
+    report = st.session_state.get("replay_report")
+    if report and st.query_params.get("replay") is None:
+        return  # the link was left: show the form only
     if report:
-        _show(report)
-    baseline = None if past else st.session_state.get("replay_baseline_report")
-    if report and baseline:
-        _baseline(baseline)
+        _show(report, st.session_state.get("replay_baseline_report"))

@@ -78,6 +78,9 @@ def check_port(port: int) -> None:
         StepscopeError: something already listens on ``port``.
     """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as the server binds (Tornado sets it): a port left in TIME_WAIT by an app just
+        # stopped is free to serve again, one with a listener is still refused
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((HOST, port))
         except OSError:

@@ -1,9 +1,10 @@
-"""Timeline page: step through one run; what changed, what was in flight, what it cost.
+"""Timeline page: step through one run; what was in flight, what changed, what it cost.
 
 The URL carries the run and the step (``?run=crash-at-step-7&step=7``, plus
-``&checkpoint=...`` when a step was written more than once), so a link opens the same view.
-The step navigator and the step's view live in one ``st.fragment``: a step change reruns
-only that part, and reads only the two checkpoints it compares (cached per step).
+``&checkpoint=...`` when a step was written more than once), so a link opens the same view;
+a link to a run or step the store does not have says so, never opening another. The step
+navigator and the step's view live in one ``st.fragment``: a step change reruns only that
+part, and reads only the two checkpoints it compares (cached per step).
 """
 
 from __future__ import annotations
@@ -17,6 +18,16 @@ from debugger import pages_data
 from debugger.errors import StepscopeError
 from debugger.model import Run
 from debugger.pages_data import fork_tree
+from debugger.pages_data.incident import (
+    RunFacts,
+    missing_run,
+    missing_step,
+    run_facts,
+    step_links,
+    step_mark,
+)
+from debugger.pages_data.markup import md_text
+from debugger.report.incident import unrecorded_sentence
 from debugger.ui import widgets
 from debugger.ui.common import (
     findings_json,
@@ -24,8 +35,10 @@ from debugger.ui.common import (
     get_store,
     guarded,
     load_refs,
+    page_for,
     page_labels,
     query_int,
+    reading,
     run_ids_json,
     state_json,
     step_json,
@@ -50,21 +63,37 @@ def _pick_run(run_ids: list[str]) -> str | None:
         return None
     wanted = st.query_params.get("run")
     if wanted and wanted not in run_ids:
-        st.warning(f"No run {wanted!r} in this store. Hint: pick one below or open Runs.")
-        wanted = None
+        st.error(missing_run(wanted), icon=":material/error:")
+        st.session_state.pop("timeline_run", None)
+        st.selectbox("Run", run_ids, index=None, key="timeline_run", on_change=_run_changed,
+                     placeholder="choose a run")  # fmt: skip
+        return None
     if wanted is None:
         current = st.session_state.get("timeline_run")
         wanted = current if current in run_ids else run_ids[0]
     st.session_state["timeline_run"] = wanted  # the URL wins over a stale selection
-    st.selectbox("Run", run_ids, key="timeline_run", on_change=_run_changed)
+    st.selectbox("Run", run_ids, key="timeline_run", on_change=_run_changed,
+                 label_visibility="collapsed")  # fmt: skip
     return str(wanted)
 
 
-def _position(run_id: str, refs: list[pages_data.StepRef]) -> str:
-    """Session key of the navigator, set from the URL when the URL asks for another step."""
+def _position(run_id: str, refs: list[pages_data.StepRef]) -> str | None:
+    """Session key of the navigator, set from the URL when the URL asks for another step;
+    None (with the error shown) when the URL asks for a step the run does not have."""
     key = f"timeline_pos::{run_id}"
     asked = (run_id, query_int("step"), st.query_params.get("checkpoint"))
     if key not in st.session_state or st.session_state.get("timeline_applied") != asked:
+        raw_step = st.query_params.get("step")
+        if raw_step is not None and asked[1] is None:
+            st.error(f"Step {md_text(raw_step)} is not a step number. Hint: open the run "
+                     "without it.", icon=":material/error:")  # fmt: skip
+            return None
+        problem = missing_step(run_id, refs, asked[1], asked[2])
+        if problem:
+            st.error(md_text(problem), icon=":material/error:")
+            st.page_link(page_for(URL), label="Open the run at its last checkpoint",
+                         icon=":material/timeline:", query_params={"run": run_id})  # fmt: skip
+            return None
         if asked[1] is None and asked[2] is None:
             st.session_state[key] = len(refs) - 1
         else:
@@ -90,54 +119,95 @@ def _sync_url(run_id: str, refs: list[pages_data.StepRef], pos: int) -> None:
 
 
 @st.fragment
-def _navigator(run_id: str, findings: Findings) -> None:
+def _navigator(run: Run, findings: Findings, facts: dict[str, Any]) -> None:
+    with reading():  # a step change reruns only this: it releases the store itself
+        _step(run, findings, RunFacts(**facts))
+
+
+def _buttons(key: str, last: int) -> tuple[Any, Any]:
+    c1, c2, c3 = st.columns([2, 11, 2], vertical_alignment="bottom")
+    c1.button("Prev", icon=":material/chevron_left:", key="timeline_prev", shortcut="Left",
+              on_click=_move, args=(key, -1, last), disabled=st.session_state[key] <= 0,
+              width="stretch", help="Previous step (Left arrow)")  # fmt: skip
+    c3.button("Next", icon=":material/chevron_right:", icon_position="right",
+              key="timeline_next", shortcut="Right", on_click=_move, args=(key, 1, last),
+              disabled=st.session_state[key] >= last, width="stretch",
+              help="Next step (Right arrow)")  # fmt: skip
+    return c2, c3
+
+
+def _step(run: Run, findings: Findings, facts: RunFacts) -> None:
+    run_id = run.run_id
     path, gen = store_path(), generation()
     refs = load_refs(path, gen, run_id)
     if not refs:
         st.info("This run has no checkpoints.")
         return
     key = _position(run_id, refs)
+    if key is None:
+        return
     last = len(refs) - 1
-    c1, c2, c3 = st.columns([2, 11, 2], vertical_alignment="bottom")
-    c1.button(
-        "Prev",
-        icon=":material/chevron_left:",
-        key="timeline_prev",
-        shortcut="Left",
-        on_click=_move,
-        args=(key, -1, last),
-        disabled=st.session_state[key] <= 0,
-        width="stretch",
-        help="Previous step (Left arrow)",
-    )
-    c3.button(
-        "Next",
-        icon=":material/chevron_right:",
-        icon_position="right",
-        key="timeline_next",
-        shortcut="Right",
-        on_click=_move,
-        args=(key, 1, last),
-        disabled=st.session_state[key] >= last,
-        width="stretch",
-        help="Next step (Right arrow)",
-    )
+    slider, _ = _buttons(key, last)
     if last > 0:
-        c2.select_slider(
-            "Step",
-            options=list(range(len(refs))),
-            key=key,
-            format_func=lambda p: pages_data.timeline.nav_label(refs[p], findings),
-        )
+        slider.select_slider(
+            "Step", options=list(range(len(refs))), key=key,
+            format_func=lambda p: step_mark(refs[p], p == last, facts, findings),
+        )  # fmt: skip
     pos = int(st.session_state[key])
     _sync_url(run_id, refs, pos)
+    _links(run_id, refs, pos)
+    if pos == last and facts.unrecorded_step is not None:
+        st.error(unrecorded_sentence(facts.unrecorded_step), icon=":material/warning:")
     ignore = pages_data.timeline.ignore_paths(st.session_state.get("timeline_ignore", ""))
     text = guarded(step_json, path, gen, run_id, refs[pos].checkpoint_id, ignore)
     if text is not None:
         view = orjson.loads(text)
         view["findings"] = findings.get(view["step_index"], [])
         widgets.step_view(view, len(text))
+        st.markdown("#### Budgets over the run")
+        widgets.budget_chart(facts.budgets, facts.limits, view["step_index"])
         _full_state(path, gen, run_id, view)
+
+
+_LINK_LABELS = {
+    "diff": ("Diff with the previous step", ":material/difference:"),
+    "audit": ("Audit of the run", ":material/fact_check:"),
+    "replay": ("Replay from this step", ":material/replay:"),
+}
+
+
+def _links(run_id: str, refs: list[pages_data.StepRef], pos: int) -> None:
+    links = step_links(run_id, refs, pos)
+    columns = st.columns(4)
+    for column, (url, query) in zip(columns, links.items(), strict=False):
+        label, icon = _LINK_LABELS[url]
+        column.page_link(page_for(url), label=label, icon=icon, query_params=query)
+    with columns[3]:
+        _report_button(run_id)
+
+
+def _report_button(run_id: str) -> None:
+    path = store_path()
+
+    def build() -> str:
+        from debugger.report import build_report  # the report's code, on the click only
+        from debugger.ui.common import open_cached
+
+        with reading():
+            return build_report(open_cached(path, generation_of(path)), run_id)
+
+    st.download_button("Incident report (HTML)", data=build, file_name=f"incident-{run_id}.html",
+                       mime="text/html", icon=":material/description:", key="timeline_report",
+                       on_click="ignore", help="One self-contained file to attach to the "
+                       "incident: summary, verdict, failure step, diff, budgets, pending "
+                       "effects, findings.")  # fmt: skip
+
+
+def generation_of(path: str) -> int:
+    """The generation of ``path`` (outside a script run, where the session is not known)."""
+    from debugger.ui.common import fingerprint
+
+    return fingerprint(path)
 
 
 def _full_state(path: str, gen: int, run_id: str, view: dict[str, Any]) -> None:
@@ -156,14 +226,16 @@ def _findings(run_id: str) -> Findings:
     try:
         found = orjson.loads(findings_json(path, gen, run_id))
     except StepscopeError as e:
-        st.caption(f"Audit findings unavailable: {e}")
+        st.caption(f"Audit findings unavailable: {md_text(e)}")
         return {}
     steps = [r.step_index for r in load_refs(path, gen, run_id)]
     grouped = pages_data.findings_by_step(found, steps)
     if grouped.get(None):
         with st.expander(f"Run-wide audit findings ({len(grouped[None])})"):
             for f in grouped[None]:
-                st.markdown(f"- **{f['rule_id']}** ({f['severity']}): {f['message']}")
+                st.markdown(
+                    f"- **{md_text(f['rule_id'])}** ({f['severity']}): {md_text(f['message'])}"
+                )
     return grouped
 
 
@@ -175,27 +247,28 @@ def page() -> None:
     ids = guarded(lambda: orjson.loads(run_ids_json(store_path(), generation())))
     if ids is None:
         return
-    run_id = _pick_run(ids)
+    picker, options = st.columns([5, 1], vertical_alignment="center")
+    with picker:
+        run_id = _pick_run(ids)
+    with options.popover("Diff options", icon=":material/tune:", width="stretch"):
+        st.text_input(
+            "Ignore paths (comma separated)",
+            key="timeline_ignore",
+            placeholder="root['updated_at'], root['trace_id']",
+        )
     if run_id is None:
         return
     run: Run | None = guarded(store.run, run_id)
     if run is None:
         return
     widgets.run_header(run)
+    facts = guarded(run_facts, store, run)
+    if facts is None:
+        return
     findings = _findings(run_id)
-    with st.popover("Diff options", icon=":material/tune:"):
-        st.text_input(
-            "Ignore paths (comma separated)",
-            key="timeline_ignore",
-            placeholder="root['updated_at'], root['trace_id']",
-        )
-    _navigator(run_id, findings)
+    _navigator(run, findings, facts.__dict__)
     st.divider()
-    st.subheader("Budgets over the run")
-    series = guarded(pages_data.budget_series, store, run_id)
-    if series is not None:
-        widgets.budget_chart(*series)
     st.subheader("Fork tree")
     tree = guarded(fork_tree.fork_tree, store, run_id)
     if tree is not None:
-        widgets.fork_tree(tree)
+        widgets.fork_tree(tree, URL)

@@ -1,73 +1,97 @@
 """Rendering pieces the pages share: a run's header, one step's view, charts, the fork tree.
 
-Only presentation: every value comes from :mod:`debugger.pages_data` or the store.
+Only presentation: every value comes from :mod:`debugger.pages_data` or the store. Values
+that come from checkpoints are written as text (:mod:`debugger.pages_data.markup`): never as
+Markdown or HTML that the browser would render or fetch.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import streamlit as st
 
 from debugger.contract import BUDGET_LIMITS
 from debugger.model import Run
+from debugger.pages_data.markup import md_text, table_html
 from debugger.pages_data.status import status_badge
+from debugger.report.incident import human_reason
 
 if TYPE_CHECKING:
     from debugger.pages_data.fork_tree import ForkTree
 
 
+def html(text: str) -> None:
+    """Escaped HTML built by :mod:`debugger.pages_data.markup` (never checkpoint markup)."""
+    st.html(text)
+
+
+def text_table(
+    rows: list[dict[str, Any]],
+    columns: dict[str, str],
+    full: dict[str, str] | None = None,
+    widths: dict[str, str] | None = None,
+) -> None:
+    """A table of text cells; a shortened value opens in full on click."""
+    html(table_html(rows, columns, full, widths))
+
+
 def run_header(run: Run) -> None:
-    """Title and facts of a run: status, agent, steps, budgets, versions, last error."""
-    st.markdown(f"## {run.run_id} &nbsp; {status_badge(run.status)}")
-    st.caption(f"Agent **{run.agent or '—'}** · why this status: {run.status_reason}")
-    cols = st.columns(5)
-    cols[0].metric("Steps", f"{run.first_step}–{run.last_step}")
-    cols[1].metric("Checkpoints", run.checkpoint_count)
-    cols[2].metric("Tokens", f"{run.budgets.tokens_spent:,}", help=_limit(run, "tokens"))
-    cols[3].metric(
-        "Wall clock",
-        f"{run.budgets.wall_clock_ms / 1000:,.1f} s",
-        help=_limit(run, "wall_clock_ms"),
-    )
-    cols[4].metric("Pending effects", run.pending_count)
-    facts = [f"**Model versions:** {', '.join(run.model_versions) or '—'}"]
-    if run.replay_of:
-        facts.append(f"**Replay of** `{run.replay_of}` from step {run.replay_from_step}")
-    st.markdown(" · ".join(facts))
+    """Title and facts of a run in two lines: status and why, agent, steps, budgets."""
+    st.markdown(f"### {md_text(run.run_id)} &nbsp; {status_badge(run.status)}")
+    b = run.budgets
+    facts = [
+        f"Agent **{md_text(run.agent or '—')}**",
+        md_text(human_reason(run)),
+        f"steps {run.first_step}–{run.last_step} ({run.checkpoint_count} checkpoints)",
+        f"{b.tokens_spent:,} tokens{_limit(run, 'tokens')}",
+        f"{b.wall_clock_ms / 1000:,.1f} s{_limit(run, 'wall_clock_ms', 1000)}",
+        f"models {md_text(', '.join(run.model_versions) or '—')}",
+    ]
+    st.caption(" · ".join(facts))
     if run.last_error:
-        st.markdown(f":red[**Last error:** {run.last_error}]")
+        st.error(f"**Last error:** {md_text(run.last_error)}", icon=":material/error:")
 
 
-def _limit(run: Run, key: str) -> str | None:
+def _limit(run: Run, key: str, scale: int = 1) -> str:
     limit = (run.limits or {}).get(key)
-    return f"limit {limit:,}" if isinstance(limit, int | float) else None
+    if not isinstance(limit, int | float):
+        return ""
+    return f" of {limit / scale:,.{1 if scale > 1 else 0}f}"
+
+
+def findings_banner(findings: list[dict[str, Any]], step: int) -> None:
+    """The audit's findings at a step, errors first, each with its hint."""
+    for f in sorted(findings, key=lambda f: f["severity"] != "error"):
+        show = st.error if f["severity"] == "error" else st.warning
+        where = "" if f["step_index"] == step else f" (at step {f['step_index']})"
+        show(
+            f"**Audit · {md_text(f['rule_id'])}**{where}: {md_text(f['message'])}. "
+            f"Hint: {md_text(f['hint'])}.",
+            icon=":material/flag:",
+        )
 
 
 def step_view(view: dict[str, Any], nbytes: int) -> None:
-    """One step: the diff first, then budgets, pending effects, calls and metadata."""
+    """One step: what is in flight and what the audit says first, then what changed,
+    budgets, the step's calls and metadata."""
     prev = view["previous"]
     against = f"compared with step {prev['step_index']}" if prev else "first checkpoint"
     when = (view["created_at"] or "no time").replace("T", " ")[:19]
-    st.markdown(f"### Step {view['step_index']}")
-    st.caption(f"checkpoint `{view['checkpoint_id']}` · {when} UTC · {against}")
+    st.markdown(
+        f"#### Step {view['step_index']} <small style='color:#78716c;font-weight:400'>· "
+        "checkpoint "
+        f"{md_text(view['checkpoint_id'])} · {when} UTC · {against}</small>",
+        unsafe_allow_html=True,
+    )
     if view["model_version_changed"]:
         new = next(m["value"] for m in view["metadata"] if m["key"] == "model_version")
-        st.warning(f"Model version changed here: now {new}.", icon=":material/swap_horiz:")
-    for f in view["findings"]:
-        show = st.error if f["severity"] == "error" else st.warning
-        where = "" if f["step_index"] == view["step_index"] else f" (at step {f['step_index']})"
-        show(
-            f"**Audit · {f['rule_id']}**{where}: {f['message']}. Hint: {f['hint']}.",
-            icon=":material/flag:",
-        )
+        st.warning(f"Model version changed here: now {md_text(new)}.",
+                   icon=":material/swap_horiz:")  # fmt: skip
+    findings_banner(view["findings"], view["step_index"])
+    _pending(view["pending_effects"], view["effect_changes"])
     _diff(view)
-    left, right = st.columns([2, 3])
-    with left:
-        _budgets(view["budgets"])
-    with right:
-        _pending(view["pending_effects"], view["effect_changes"])
+    _budgets(view["budgets"])
     _calls(view["calls"])
     with st.expander(
         "Run metadata and versions (changes marked)",
@@ -77,52 +101,42 @@ def step_view(view: dict[str, Any], nbytes: int) -> None:
     st.caption(f"Page data for this step: {nbytes / 1024:.1f} kB")
 
 
-TABLE_ROWS = 40
-"""Up to this many rows are shown as a plain table (readable, selectable text)."""
-
-
-def _table(rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
-    # small results as HTML tables: all text visible at once; larger ones scroll in a grid
-    frame = pd.DataFrame(rows)[list(columns)].rename(columns=columns)
-    if len(frame) <= TABLE_ROWS:
-        st.table(frame, hide_index=True)
-    else:
-        st.dataframe(frame, hide_index=True, width="stretch")
-
-
 def _diff(view: dict[str, Any]) -> None:
     st.markdown("#### What changed")
     if not view["diff"]:
         st.info("No change in the working state since the previous step.")
         return
-    _table(view["diff"], {"path": "Path", "kind": "Kind", "old": "Before", "new": "After"})
+    text_table(
+        view["diff"],
+        {"path": "Path", "kind": "Kind", "old": "Before", "new": "After"},
+        full={"old": "old_full", "new": "new_full"},
+        widths={"path": "24%", "kind": "14%"},
+    )
     if view["diff_total"] > len(view["diff"]):
         st.caption(f"{view['diff_total'] - len(view['diff'])} more changes: see the Diff page.")
 
 
 def _budgets(budgets: list[dict[str, Any]]) -> None:
-    st.markdown("#### Budgets consumed")
+    parts = []
     for b in budgets:
         limit = f" of {b['limit']:,}" if isinstance(b["limit"], int | float) else ""
-        st.markdown(
-            f"**{b['name']}**: {b['spent']:,}{limit} "
-            f"<small style='color:#78716c'>(+{b['delta']:,} this step)</small>",
-            unsafe_allow_html=True,
-        )
-        if b["share"] is not None:
-            st.progress(min(float(b["share"]), 1.0), text=f"{b['share']:.0%} of the limit")
+        share = f" ({b['share']:.0%})" if b["share"] is not None else ""
+        parts.append(f"**{b['name']}** {b['spent']:,}{limit}{share}, +{b['delta']:,} this step")
+    st.markdown("#### Budgets consumed")
+    st.markdown(" · ".join(parts))
 
 
 def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> None:
     st.markdown("#### Pending effects")
     for c in changes:
+        status = (
+            f", {md_text(c['old_status'])} → {md_text(c['new_status'])}"
+            if c["change"] == "status_changed"
+            else ""
+        )
         st.markdown(
-            f"- `{c['idempotency_key']}` ({c['tool']}): **{c['change']}** at this step"
-            + (
-                f", {c['old_status']} → {c['new_status']}"
-                if c["change"] == "status_changed"
-                else ""
-            )
+            f"- {md_text(c['idempotency_key'])} ({md_text(c['tool'])}): "
+            f"**{md_text(c['change'])}** at this step{status}"
         )
     if not pending:
         st.caption("None in flight at this checkpoint.")
@@ -132,7 +146,7 @@ def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> No
         "record before resuming.",
         icon=":material/pending_actions:",
     )
-    _table(
+    text_table(
         pending,
         {
             "tool": "Tool",
@@ -141,6 +155,8 @@ def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> No
             "logged_status": "Effects log",
             "args": "Args",
         },
+        full={"args": "args_full"},
+        widths={"tool": "14%", "idempotency_key": "28%", "status": "10%", "logged_status": "10%"},
     )
 
 
@@ -149,60 +165,83 @@ def _calls(calls: list[dict[str, Any]]) -> None:
     if not calls:
         st.caption("No recorded calls at this step.")
         return
-    st.dataframe(
-        pd.DataFrame(calls),
-        hide_index=True,
-        width="stretch",
-        column_config={"is_write": st.column_config.CheckboxColumn("write")},
-    )
+    rows = [dict(c, is_write="write" if c["is_write"] else "") for c in calls]
+    text_table(
+        rows,
+        {"seq": "#", "kind": "Kind", "name": "Name", "request": "Request",
+         "response": "Response", "error": "Error", "idempotency_key": "Key", "is_write": ""},
+        full={"request": "request_full", "response": "response_full"},
+        widths={"seq": "4%", "kind": "7%", "name": "12%", "idempotency_key": "14%",
+                "is_write": "6%"},
+    )  # fmt: skip
 
 
 def _metadata(rows: list[dict[str, Any]]) -> None:
-    frame = pd.DataFrame(rows)
-    frame.insert(0, "", ["● changed" if c else "" for c in frame["changed"]])
-    styled = frame.drop(columns=["changed"]).style.apply(
-        lambda r: ["background-color: #ffedd5" if r.iloc[0] else ""] * len(r), axis=1
+    marked = [dict(r, mark="● changed" if r["changed"] else "") for r in rows]
+    text_table(
+        marked,
+        {"mark": "", "key": "Key", "value": "Value", "previous": "Previous"},
+        full={"value": "value_full", "previous": "previous_full"},
+        widths={"mark": "10%", "key": "25%"},
     )
-    st.dataframe(styled, hide_index=True, width="stretch")
 
 
-def budget_chart(series: pd.DataFrame, limits: dict[str, Any]) -> None:
-    """Tokens, steps and wall clock over the checkpoints, each with its limit as a rule."""
-    import altair as alt  # here, not at the top: it is slow to import, and Runs opens first
+def budget_chart(
+    series: list[dict[str, Any]], limits: dict[str, Any], step: int | None = None
+) -> None:
+    """Tokens, steps and wall clock over the run's steps, each with its limit as a dashed
+    red rule and the step shown marked.
 
-    cols = st.columns(3)
-    for col, (column, limit_key) in zip(cols, BUDGET_LIMITS.items(), strict=True):
-        data = series.reset_index().rename(columns={"index": "checkpoint"})
-        base = (
-            alt.Chart(data)
-            .mark_line(point=True)
-            .encode(
-                x=alt.X("checkpoint:Q", title="checkpoint (write order)"),
-                y=alt.Y(f"{column}:Q", title=column),
-                tooltip=["step_index", column],
-            )
-        )
+    One Vega-Lite spec of three charts side by side, the series as its only data set: the
+    chart is drawn again on every step change (the marker moves), and Streamlit converts
+    each top-level data set to Arrow, so one set costs a third of three charts.
+    """
+    charts = []
+    for column, limit_key in BUDGET_LIMITS.items():
         limit = limits.get(limit_key)
+        layers: list[dict[str, Any]] = [
+            {
+                "mark": {"type": "line", "point": True},
+                "encoding": {
+                    "x": {"field": "step_index", "type": "quantitative", "title": "step",
+                          "axis": {"tickMinStep": 1, "format": "d"}},
+                    "y": {"field": column, "type": "quantitative", "title": None},
+                    "tooltip": [{"field": "step_index", "title": "step"}, {"field": column}],
+                },
+            }
+        ]  # fmt: skip
         if isinstance(limit, int | float):
-            rule = (
-                alt.Chart(pd.DataFrame({"limit": [limit]}))
-                .mark_rule(color="#dc2626", strokeDash=[4, 3])
-                .encode(y="limit:Q")
-            )
-            base = base + rule
-        col.altair_chart(base.properties(height=180, title=column), width="stretch")
+            layers += [
+                {"mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
+                 "encoding": {"y": {"datum": limit}}},
+                {"mark": {"type": "text", "color": "#dc2626", "align": "left", "dy": -6,
+                          "x": 4, "text": f"limit {limit:,}"},
+                 "encoding": {"y": {"datum": limit}}},
+            ]  # fmt: skip
+        if step is not None:
+            layers.append(
+                {"mark": {"type": "rule", "color": "#2563eb", "strokeWidth": 2},
+                 "encoding": {"x": {"datum": step}}}
+            )  # fmt: skip
+        charts.append({"title": column.replace("_", " "), "width": 230, "height": 200,
+                       "layer": layers})  # fmt: skip
+    spec = {"data": {"values": series}, "hconcat": charts}
+    st.vega_lite_chart(spec, width="content")
     if not limits:
         st.caption("The run records no limits (metadata.limits).")
 
 
-def fork_tree(tree: ForkTree) -> None:
-    """The fork tree as a graph, or a line saying the run does not branch."""
+def fork_tree(tree: ForkTree, page_url: str) -> None:
+    """The fork tree as a graph whose boxes open their checkpoints, with the same links
+    listed below it; or a line saying the run does not branch."""
+    from debugger.pages_data.fork_tree import fork_dot, node_links
+
+    links = node_links(tree, page_url)
     if not tree.forks:
         n = sum(len(s.checkpoints) for s in tree.segments)
         st.caption(f"No forks: one line of {n} checkpoints, no replays.")
         return
-    from debugger.pages_data.fork_tree import fork_dot  # the Timeline's; the Runs page needs none
-
-    st.graphviz_chart(fork_dot(tree), width="content")
+    st.graphviz_chart(fork_dot(tree, page_url), width="content")
+    st.markdown("\n".join(f"- {line}" for line in links))
     if tree.branch_points:
-        st.caption(f"Branches after checkpoint(s): {', '.join(tree.branch_points)}")
+        st.caption(f"Branches after checkpoint(s): {md_text(', '.join(tree.branch_points))}")

@@ -262,7 +262,9 @@ def test_importing_into_a_store_the_app_reads_says_so(tmp_path: Path) -> None:
         src = write_native_sqlite(tmp_path / "n.sqlite", native_rows())
         result = stepscope("import", src, "--store", path)
         assert result.exit_code == 2 and result.stderr.count("\n") == 1
-        assert "is open in another process" in result.stderr and "close the app" in result.stderr
+        assert (
+            "is open in another process" in result.stderr and "close the notebook" in result.stderr
+        )
     finally:
         reader.communicate("", timeout=30)
 

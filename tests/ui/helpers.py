@@ -39,7 +39,8 @@ def open_app(
 
 
 def texts(at: AppTest) -> str:
-    """Every markdown, caption, subheader, title, alert and metric text on the page."""
+    """Every markdown, caption, subheader, title, alert and metric text on the page, its
+    character references read back (the page writes checkpoint values as references)."""
     parts: list[str] = []
     for kind in (
         "title",
@@ -53,13 +54,31 @@ def texts(at: AppTest) -> str:
     ):
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
-    return "\n".join(parts)
+    import html
+
+    # checkpoint values are written as references, URLs with an invisible word joiner
+    return html.unescape("\n".join(parts)).replace("\u2060", "")
 
 
 def frames_text(at: AppTest) -> str:
-    """The text of every dataframe and table on the page."""
+    """The text of every dataframe and table on the page, HTML tables included (their
+    markup stripped, their escapes read back)."""
     frames = [df.value for df in at.dataframe] + [t.value for t in at.table]
-    return "\n".join(f.to_string() for f in frames)
+    return "\n".join([f.to_string() for f in frames] + [html_text(at)])
+
+
+def html_bodies(at: AppTest) -> list[str]:
+    """The bodies of the page's ``st.html`` elements."""
+    return [str(h.value) for h in at.get("html")]
+
+
+def html_text(at: AppTest) -> str:
+    """The text a reader sees in the page's ``st.html`` elements."""
+    import html
+    import re
+
+    bodies = [re.sub(r"<style>.*?</style>", "", b, flags=re.S) for b in html_bodies(at)]
+    return html.unescape(re.sub(r"<[^>]+>", " ", "\n".join(bodies)))
 
 
 def listed_runs(at: AppTest) -> list[dict[str, str]]:
@@ -87,3 +106,23 @@ def listed_runs(at: AppTest) -> list[dict[str, str]]:
             rows.append(cells)
         return rows
     return []
+
+
+def in_order(at: AppTest) -> str:
+    """The main area's text in page order (headings, Markdown, alerts, HTML), read back."""
+    import html
+
+    parts: list[str] = []
+
+    def walk(node: object) -> None:
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                walk(child)
+            return
+        value = getattr(node, "value", None)
+        if isinstance(value, str):
+            parts.append(value)
+
+    walk(at.main)
+    return html.unescape("\n".join(parts)).replace("\u2060", "")

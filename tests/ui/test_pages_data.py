@@ -3,6 +3,7 @@ the Import page's progress and rows, the Timeline's URL and navigator labels."""
 
 from __future__ import annotations
 
+import html
 from datetime import date, datetime
 from typing import Any
 
@@ -40,7 +41,10 @@ def _report(**overrides: Any) -> dict[str, Any]:
 
 def test_replay_headline_tone_follows_the_outcome() -> None:
     assert replay.headline(_report()) == ("**completed**: the agent finished", "success")
-    assert replay.headline(_report(diverged=True))[1] == "warning"
+    fixed = replay.headline(_report(diverged=True))  # a fix behaves differently: expected
+    assert fixed[1] == "success" and "diverged from the original" in fixed[0]
+    assert "as a fix is expected to" in fixed[0]
+    assert replay.headline(_report(outcome="diverged"))[1] == "warning"
     assert replay.headline(_report(outcome="parked"))[1] == "warning"
     assert replay.headline(_report(outcome="failed", reason="boom")) == (
         "**failed**: boom",
@@ -73,9 +77,9 @@ def test_replay_duplicate_messages_name_who_would_repeat_the_write() -> None:
            "original_status": "committed"}  # fmt: skip
     mine = replay.duplicate_messages(_report(duplicate_writes=[dup]))
     base = replay.duplicate_messages(_report(duplicate_writes=[dup]), baseline=True)
-    assert mine == [
+    assert [html.unescape(m) for m in mine] == [
         "In production this code would have sent a **duplicate refund** at step 6 (key "
-        "`k-1`): the original already made it at step 5 (status committed)."
+        "k-1): the original already made it at step 5 (status committed)."
     ]
     assert base[0].startswith("The original code would") and "the original run already" in base[0]
 

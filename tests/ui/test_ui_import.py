@@ -3,6 +3,7 @@ locked store."""
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -69,7 +70,7 @@ def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path)
         at.text_input(key="import_path").set_value(str(DATA_DIR / "native.sqlite")).run()
         at.button(key="import_go").click().run()
         assert not at.exception
-        errors = [e.value for e in at.error]
+        errors = [html.unescape(e.value) for e in at.error]
         assert len(errors) == 1 and "another process" in errors[0] and "Hint:" in errors[0]
     finally:
         holder.communicate("")

@@ -3,10 +3,11 @@ opens deep links."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.ui.conftest import CRASHED, DEPLOY, REEXECUTED, REFUND_KEY
-from tests.ui.helpers import frames_text, listed_runs, open_app, texts
+from tests.ui.helpers import frames_text, html_bodies, listed_runs, open_app, texts
 
 
 def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> None:
@@ -19,19 +20,21 @@ def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> No
     timeout = next(r for r in rows if r["run_id"] == "tool-timeout")
     assert "failed" in timeout["Status"] and "ToolTimeout" in timeout["Last error"]
     deploy = next(r for r in rows if r["run_id"] == DEPLOY)
-    assert "refund-script-2026.03.2" in deploy["Model versions"]
-    page = texts(at)
-    assert "Needs attention" in page and "crashed **2**" in page and "parked **1**" in page
+    assert deploy["Audit"] == "completed"  # the audit's verdict is a column
+    assert "Needs attention (" in texts(at)
+    pills = at.get("button_group")[0]
+    assert "crashed **2**" in str(pills.proto) and "parked **1**" in str(pills.proto)
 
 
 def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
     at = open_app(sample_store)
-    at.multiselect(key="runs_status").set_value(["parked", "failed"]).run()
+    at.session_state["runs_status"] = ["parked", "failed"]  # two status pills clicked
+    at.run()
     assert {r["run_id"] for r in listed_runs(at)} == {"parked-approval", "tool-timeout"}
-    # the filters sit in a popover: its label counts them and the caption names them
     assert "Filtered by status parked, failed." in texts(at)
-    assert [p.proto.popover.label for p in at.get("popover")] == ["Filters (1)"]
-    at.multiselect(key="runs_status").set_value([]).run()
+    assert at.query_params["status"] == "parked,failed"  # the filter is in the URL
+    at.session_state["runs_status"] = []
+    at.run()
     at.text_input(key="runs_text").set_value("ToolTimeout").run()
     assert [r["run_id"] for r in listed_runs(at)] == ["tool-timeout"]
     at.text_input(key="runs_text").set_value("").run()
@@ -40,8 +43,8 @@ def test_runs_page_filters_by_status_agent_and_text(sample_store: Path) -> None:
     at.selectbox(key="runs_order").set_value("Tokens spent, most first").run()
     tokens = [int(r["Tokens"].replace(",", "")) for r in listed_runs(at)]
     assert tokens == sorted(tokens, reverse=True)
-    assert [p.proto.popover.label for p in at.get("popover")] == ["Filters (1)"]
     assert "Ordered: tokens spent, most first." in texts(at)
+    assert at.query_params["order"] == "tokens" and at.query_params["agent"] == "refund_desk"
     at.text_input(key="runs_text").set_value("no such run").run()
     assert listed_runs(at) == [] and "No run matches these filters." in texts(at)
 
@@ -50,15 +53,15 @@ def test_timeline_deep_link_opens_the_step_with_its_diff(sample_store: Path) -> 
     at = open_app(sample_store, "timeline", run=CRASHED, step="5")
     assert not at.exception and not at.error
     page = texts(at)
-    assert "### Step 5" in page and "compared with step 4" in page
-    assert "stopped with 1 effect(s) in flight" in page  # the run's facts
+    assert "#### Step 5" in page and "compared with step 4" in page
+    assert "stopped after step 6 with 1 effect in flight" in page  # the run's facts
     assert at.query_params["run"] == CRASHED and at.query_params["step"] == "5"
 
 
 def test_timeline_steps_forward_to_the_pending_refund_and_back(sample_store: Path) -> None:
     at = open_app(sample_store, "timeline", run=CRASHED, step="5")
     at.button(key="timeline_next").click().run()
-    assert "### Step 6" in texts(at) and at.query_params["step"] == "6"
+    assert "#### Step 6" in texts(at) and at.query_params["step"] == "6"
     frames = frames_text(at)
     assert "root['next_effect']" in frames  # what changed, first
     assert REFUND_KEY in frames and "pending" in frames  # the refund in flight
@@ -67,15 +70,15 @@ def test_timeline_steps_forward_to_the_pending_refund_and_back(sample_store: Pat
     assert at.button(key="timeline_next").disabled  # the head: nothing after it
     at.button(key="timeline_prev").click().run()
     at.button(key="timeline_prev").click().run()
-    assert "### Step 4" in texts(at) and at.query_params["step"] == "4"
+    assert "#### Step 4" in texts(at) and at.query_params["step"] == "4"
 
 
 def test_timeline_marks_the_model_version_change(sample_store: Path) -> None:
     at = open_app(sample_store, "timeline", run=DEPLOY, step="5")
     assert not at.exception
     assert "Model version changed here" in texts(at)
-    metadata = at.dataframe[-1].value
-    changed = set(metadata[metadata.iloc[:, 0] != ""]["key"])
+    metadata = next(b for b in html_bodies(at) if "<th>Previous</th>" in b)  # changes marked
+    changed = re.findall(r"<td>● changed</td><td>([^<]+)</td>", metadata)
     assert "model_version" in changed and "metadata.agent" not in changed
 
 
@@ -84,18 +87,18 @@ def test_timeline_shows_the_fork_and_opens_either_branch(sample_store: Path) -> 
     at = open_app(sample_store, "timeline", run=REEXECUTED, step="9", checkpoint=first)
     assert not at.exception
     assert f"Branches after checkpoint(s): {REEXECUTED}/c008" in texts(at)
-    assert f"checkpoint `{first}`" in texts(at)
+    assert f"checkpoint {first}" in texts(at)
     at = open_app(sample_store, "timeline", run=REEXECUTED, step="9")
-    assert f"checkpoint `{REEXECUTED}/c010`" in texts(at)  # newest at the step
+    assert f"checkpoint {REEXECUTED}/c010" in texts(at)  # newest at the step
     assert at.query_params["checkpoint"] == f"{REEXECUTED}/c010"
     at.select_slider(key=f"timeline_pos::{REEXECUTED}").set_value(2).run()  # the slider
-    assert "### Step 2" in texts(at) and at.query_params["step"] == "2"
+    assert "#### Step 2" in texts(at) and at.query_params["step"] == "2"
     assert "checkpoint" not in at.query_params
 
 
 def test_timeline_full_state_only_on_request(sample_store: Path) -> None:
     at = open_app(sample_store, "timeline", run=CRASHED)
-    assert "### Step 6" in texts(at)  # no step in the URL: the head
+    assert "#### Step 6" in texts(at)  # no step in the URL: the head
     assert len(at.json) == 0
     at.toggle(key="timeline_full_state").set_value(True).run()
     assert REFUND_KEY in str(at.json[0].value)
@@ -104,8 +107,9 @@ def test_timeline_full_state_only_on_request(sample_store: Path) -> None:
 def test_timeline_run_picker_and_unknown_run(sample_store: Path) -> None:
     at = open_app(sample_store, "timeline", run="no-such-run")
     assert not at.exception and "No run 'no-such-run'" in texts(at)
+    assert "#### Step" not in texts(at)  # no other run in its place
     at.selectbox(key="timeline_run").set_value(DEPLOY).run()
-    assert f"## {DEPLOY}" in texts(at)
+    assert f"### {DEPLOY}" in texts(at)
     assert at.query_params["run"] == DEPLOY and at.query_params["step"] == "10"
 
 
@@ -115,7 +119,8 @@ def test_diff_page_compares_two_steps_side_by_side_and_as_table(sample_store: Pa
     assert "3 state changes" in texts(at)
     assert "root['phase']" in frames_text(at)
     assert REFUND_KEY in frames_text(at)  # the pending effect added
-    assert "refund" in str(at.json[1].value)  # side by side: B
+    split = next(b for b in html_bodies(at) if "ss-split" in b)  # side by side, aligned
+    assert '<tr class="replace">' in split and "refund planned" in split
     at.text_area(key="diff_ignore").set_value("root['phase'], root['log']").run()
     assert "1 state changes" in texts(at)
 
@@ -129,7 +134,8 @@ def test_diff_page_compares_across_runs(sample_store: Path) -> None:
 def test_diff_page_bad_reference_is_one_error(sample_store: Path) -> None:
     at = open_app(sample_store, "diff", a="run-0:x")
     assert not at.exception
-    assert len(at.error) == 1 and "Hint:" in at.error[0].value
+    assert len(at.error) == 1 and "The link's a=run-0:x is not a checkpoint" in texts(at)
+    assert not [b for b in html_bodies(at) if "ss-split" in b]  # no diff of something else
 
 
 def test_sql_page_runs_an_example_and_refuses_writes(sample_store: Path) -> None:

@@ -1,0 +1,226 @@
+"""A reviewer's journeys through the real app in headless Chromium at 1440x900.
+
+Triage (replays grouped, an audit-error run in Needs attention, a badge filter, a table
+that fits), the crash step marked with the pending effect visible without scrolling, a
+shortened value opened in full, a bad deep link, a replay result's address, an import from
+the command line while the app is open, hostile content shown as text with no request
+leaving the page, and the incident report opened offline. With ``--update-snapshots`` the
+screenshots in docs/ are rewritten.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.browser import CHROMIUM, CHROMIUM_ARGS, serving
+from tests.fixtures.hostile import BEACON_HOST, REPLAYED, RUN, STATE_IMAGE
+from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.ui.conftest import CRASHED, REEXECUTED, REFUND_KEY
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+
+
+@pytest.fixture(scope="module")
+def served(review_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The app on a copy of the review store (an import journey writes to it)."""
+    copy = tmp_path_factory.mktemp("journeys") / "review.duckdb"
+    shutil.copy(review_store, copy)
+    with serving(copy) as base:
+        yield base, copy
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A 1440x900 page whose requests outside this machine are recorded and refused."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    tab = context.new_page()
+    tab.outside = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(LOCAL) or r.request.url.startswith("file:"):
+            r.continue_()
+        else:
+            tab.outside.append(r.request.url)
+            r.abort()
+
+    tab.route("**/*", route)
+    yield tab
+    context.close()
+
+
+def _open(page: Any, url: str, text: str) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    page.get_by_text(text).first.wait_for(timeout=30_000)
+
+
+def _shot(page: Any, name: str, update: bool, tmp_path: Path) -> None:
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(DOCS / name if update else tmp_path / name))
+
+
+def test_triage_groups_replays_filters_on_click_and_fits(
+    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+) -> None:
+    base, _ = served
+    _open(page, base, "Needs attention")
+    attention = page.get_by_text("Needs attention").first.bounding_box()
+    table = page.locator("table:has(a.run)")
+    assert attention["y"] < table.bounding_box()["y"]  # before the table
+    page.get_by_text("completed, but the audit found at step 9").first.wait_for()
+    assert REEXECUTED in page.locator("li", has_text="completed, but the audit").first.inner_text()
+    rows = table.locator("tbody tr")
+    assert "~replay-" not in " ".join(rows.all_inner_texts())  # grouped under the original
+    fits = page.evaluate(
+        "() => { const t = document.querySelector('table:has(a.run)');"
+        " const rows = [...t.querySelectorAll('tbody tr')]"
+        ".map(r => r.getBoundingClientRect().height);"
+        " return [t.scrollWidth, t.parentElement.clientWidth, Math.max(...rows)]; }"
+    )
+    assert fits[0] <= fits[1] + 1 and fits[2] < 45, fits  # no overflow, one line a row
+    _shot(page, "runs-triage.png", update_snapshots, tmp_path)
+    page.get_by_role("button", name="crashed").first.click()
+    page.wait_for_url("**status=crashed**", timeout=15_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('table:has(a.run) tbody tr').length === 2"
+    )
+    page.get_by_role("button", name="crashed").first.click()  # off again
+    page.wait_for_function("() => !location.search.includes('status=')", timeout=15_000)
+    page.get_by_text("Show replays").click()
+    page.wait_for_url("**replays=1**", timeout=15_000)
+    page.locator("table:has(a.run)").get_by_text(f"{REPLAYED}~replay-1").wait_for()
+    assert not page.outside
+
+
+def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
+    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+) -> None:
+    base, _ = served
+    _open(page, f"{base}/timeline?run={CRASHED}", "Step 7 was attempted and never checkpointed")
+    page.get_by_text("stopped here").first.wait_for()  # the navigator marks the crash step
+    key = page.locator("table.ss-table td", has_text=REFUND_KEY).first
+    key.wait_for()
+    box = key.bounding_box()
+    assert box["y"] + box["height"] <= 900  # visible without scrolling
+    finding = page.get_by_text("effect-outcome-unknown").first.bounding_box()
+    assert finding["y"] + finding["height"] <= 900
+    _shot(page, "timeline-crash.png", update_snapshots, tmp_path)
+    # a shortened value opens in full on click
+    summary = page.locator("table.ss-table summary", has_text="amount_cents").first
+    assert not page.get_by_text("within the 30-day window").first.is_visible()
+    summary.click()
+    page.get_by_text("within the 30-day window").first.wait_for(timeout=10_000)
+    # from the step: the diff with the previous step, in the readable form
+    page.get_by_role("link", name="Diff with the previous step").click()
+    page.wait_for_url(f"**/diff?a={CRASHED}%3A5&b={CRASHED}%3A6**", timeout=15_000)
+    page.locator("table.ss-split tr.replace").first.wait_for(timeout=30_000)
+    _shot(page, "diff-split.png", update_snapshots, tmp_path)
+    assert not page.outside
+
+
+def test_a_bad_deep_link_says_what_was_asked(served: Any, page: Any) -> None:
+    base, _ = served
+    _open(page, f"{base}/timeline?run=no-such-run", "No run 'no-such-run' in this store")
+    _open(page, f"{base}/timeline?run={CRASHED}&step=42", "has no step 42")
+    assert not page.get_by_role("heading", name="Step 6").count()  # no other step instead
+    _open(page, f"{base}/diff?a={CRASHED}:5&b=nope:1", "names run nope, which is not in")
+    assert not page.locator("table.ss-split").count()
+
+
+def test_a_replay_result_has_an_address(served: Any, page: Any) -> None:
+    base, _ = served
+    url = f"{base}/replay?replay={REPLAYED}~replay-1&baseline={REPLAYED}~replay-2"
+    _open(page, url, "Your code and the original code, side by side")
+    page.get_by_text("If you replayed a fix, this is expected").first.wait_for()
+    page.get_by_text("The original code would have sent a").first.wait_for()
+
+
+def test_an_import_from_the_terminal_shows_in_the_open_app(
+    served: Any, page: Any, tmp_path: Path
+) -> None:
+    base, store = served
+    _open(page, base, "Needs attention")
+    source = write_native_sqlite(tmp_path / "new.sqlite", native_rows(runs=2))
+    done = subprocess.run(
+        [sys.executable, "-m", "debugger.cli", "import", str(source), "--store", str(store)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr  # not refused while the app is open
+    # the app notices the store changed and shows the new runs by itself
+    page.locator("table:has(a.run)").get_by_text("run-1", exact=True).wait_for(timeout=30_000)
+
+
+def test_hostile_content_is_text_and_nothing_leaves_the_page(served: Any, page: Any) -> None:
+    base, _ = served
+    from urllib.parse import quote
+
+    run = quote(RUN, safe="")
+    for url in (f"/timeline?run={run}", f"/timeline?run={run}&step=1",
+                f"/diff?a={run}%3A1&b={run}%3A2", "/"):  # fmt: skip
+        _open(page, base + url, "ALERT" if "step" not in url else "Step 1")
+        page.wait_for_timeout(1500)
+        shown = page.evaluate("() => document.body.innerText.replaceAll('\u2060', '')")
+        if url.startswith("/timeline"):
+            assert f"![beacon](http://{BEACON_HOST}/beacon.png)" in shown  # as text
+        if "step=1" in url or url.startswith("/diff"):
+            assert STATE_IMAGE in shown
+        loads = page.evaluate(
+            '() => [...document.querySelectorAll(\'img, a[href^="http"], a[href^="//"]\')]'
+            ".map(e => e.outerHTML).filter(h => h.includes('" + BEACON_HOST + "'))"
+        )
+        assert not loads, (url, loads)  # no image, no link out
+    assert not page.outside, page.outside  # not even the icon font
+
+
+def test_the_incident_report_opens_offline(served: Any, page: Any, tmp_path: Path) -> None:
+    base, store = served
+    out = tmp_path / "incident.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "debugger.cli", "report", CRASHED, "-o", str(out), "--store",
+         str(store)], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # the Timeline's button downloads the same report
+    _open(page, f"{base}/timeline?run={CRASHED}", "Incident report (HTML)")
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_text("Incident report (HTML)").first.click()
+    assert download.value.suggested_filename == f"incident-{CRASHED}.html"
+    saved = Path(download.value.path()).read_text()
+    assert saved.startswith("<!DOCTYPE html>") and f"Incident report: {CRASHED}" in saved
+    page.goto(out.as_uri())
+    page.get_by_role("heading", name=f"Incident report: {CRASHED}").wait_for()
+    page.get_by_text("Step 7 was attempted and never checkpointed").wait_for()
+    assert page.locator("tr.stop").count() >= 1
+    assert not page.outside
+
+
+def test_the_fork_tree_boxes_open_their_checkpoints(served: Any, page: Any) -> None:
+    base, _ = served
+    _open(page, f"{base}/timeline?run={REEXECUTED}", "Fork tree")
+    node = page.locator(f'svg a[*|href$="checkpoint={REEXECUTED}%2Fc009"]').first
+    node.wait_for(timeout=30_000)
+    node.click()
+    page.wait_for_url(f"**checkpoint={REEXECUTED}%2Fc009**", timeout=15_000)
+    page.get_by_text(f"checkpoint {REEXECUTED}/c009").first.wait_for(timeout=30_000)
