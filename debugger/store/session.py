@@ -20,7 +20,7 @@ from debugger.store import state_hash
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
 from debugger.store.ingest import ingest_batch
-from debugger.store.insert import derive_parents
+from debugger.store.insert import ALL_TOUCHED, derive_parents
 from debugger.store.schema import ROW_GROUP_SIZE
 from debugger.store.stage import Prestaged, stage_sql
 from debugger.store.validate import staged_types
@@ -146,7 +146,11 @@ class ImportSession:
         row = con.execute("SELECT nextval('source_seq')").fetchone()
         assert row is not None
         self.source_id = int(row[0])
+        # _touched: runs whose rows the open transaction changed (derived before it commits);
+        # _derived: those of the transactions committed since, which finish() reports (and
+        # chains, for a source without parents)
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _derived (run_id VARCHAR)")
         # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
         # RAM and keeps written blocks cached, so a large import would hold about twice its
         # source in memory. A large import's pool and write buffers are capped instead
@@ -280,12 +284,24 @@ class ImportSession:
         return c
 
     def commit(self) -> None:
-        """Commit the batches ingested since the last commit (a source that fails part-way
-        keeps the rows read before the failure)."""
+        """Derive the runs of the batches ingested since the last commit, and commit them
+        together (a source that fails part-way keeps the rows read before the failure).
+
+        In one transaction: a process killed between two commits leaves every run it
+        committed rows of derived from exactly those rows, never a stale ``runs``.
+        """
         if self._open:
             self._open = False
             self._uncommitted_bytes = 0
-            self.con.execute("COMMIT")
+            con = self.con
+            try:
+                derive_runs(con)
+                con.execute("INSERT INTO _derived SELECT DISTINCT run_id FROM _touched")
+                con.execute("DELETE FROM _touched")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
 
     def rollback(self) -> None:
         """Drop the uncommitted batches (the store failed while ingesting one)."""
@@ -303,7 +319,9 @@ class ImportSession:
         try:
             if self._derive_parents:
                 derive_parents(con, self.source_id)
-            runs = derive_runs(con)
+            derive_runs(con)
+            row = con.execute(f"SELECT count(*) FROM {ALL_TOUCHED}").fetchone()
+            runs = int(row[0]) if row else 0
             report = ImportReport(
                 source_id=self.source_id,
                 kind=self.kind,
