@@ -257,3 +257,10 @@ cheap. Computed by the store instead, the hash is a Python function that needs t
 which the reader's decoding holds nearly all the time, so staging would wait on it. It must
 be :func:`debugger.store.state_hash.of_text` of exactly the ``working_state`` text.
 """
+
+
+UNDECODABLE = "_undecodable"
+"""Optional column of a source batch (a reader's, before any flavour): for each row, why a
+value of it could not be read as what its column holds (text that is not UTF-8), else
+NULL. The import quarantines such rows alone, with that reason, before the flavour's
+projection sees the batch; the other rows of the batch go on."""
