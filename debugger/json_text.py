@@ -4,6 +4,7 @@ where it is not."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -45,12 +46,48 @@ ELLIPSIS = "…"
 """What ends a cut preview."""
 
 
+def dumps(value: Any, indent: bool = False, default: Callable[[Any], Any] = repr) -> str:
+    """A value as JSON text, exactly as a person wrote it: NaN and Infinity stay themselves.
+
+    orjson, the fast path, writes non-finite floats as ``null``, so a state that held NaN
+    would show as null and a diff from NaN to 1.0 as "null -> 1.0". Any text with a
+    ``null`` in it is therefore written again by the standard library, which writes
+    ``NaN``, ``Infinity`` and ``-Infinity`` (as Python's ``json`` reads them back). What
+    JSON cannot hold (an object, an integer past 64 bits) is written by its ``repr``.
+
+    Args:
+        value: any value.
+        indent: two spaces a level, one item a line (else compact, no spaces).
+        default: what a value JSON cannot hold is written as (dates and times are ISO
+            8601 text either way, as orjson writes them).
+    """
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    fast: bytes | None
+    try:
+        fast = orjson.dumps(value, option=option, default=default)
+    except TypeError:  # integers past 64 bits, circular references
+        fast = None
+    if fast is not None and b"null" not in fast:
+        return fast.decode()
+    try:
+        return json.dumps(
+            value,
+            default=lambda v: v.isoformat() if hasattr(v, "isoformat") else default(v),
+            ensure_ascii=False,
+            indent=2 if indent else None,
+            separators=None if indent else (",", ":"),
+        )
+    except (TypeError, ValueError, RecursionError):
+        return fast.decode() if fast is not None else repr(value)
+
+
 def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     """A value as one line of short JSON-like text, cut to ``limit`` characters.
 
     Strings are quoted (``"1"`` and ``1`` look different), keys keep the value's own order,
-    and a cut text ends in a single ``…``. What JSON cannot hold (an object, an integer past
-    64 bits) is shown by its ``repr``; newlines never appear, so a preview fits a table cell.
+    NaN and Infinity show as written (:func:`dumps`), and a cut text ends in a single
+    ``…``. What JSON cannot hold (an object, an integer past 64 bits) is shown by its
+    ``repr``; newlines never appear, so a preview fits a table cell.
 
     Args:
         value: any value.
@@ -59,12 +96,5 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     Returns:
         The text, ``limit`` characters or fewer.
     """
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=repr).decode()
-    except TypeError:  # integers past 64 bits, circular references
-        try:
-            text = json.dumps(value, default=repr, ensure_ascii=False, separators=(",", ":"))
-        except (TypeError, ValueError):
-            text = repr(value)
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    text = dumps(value).replace("\r", "\\r").replace("\n", "\\n")
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + ELLIPSIS
