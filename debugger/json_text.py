@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from debugger.errors import DecodeError
+
 _DIGITS = str.maketrans("0123456789-", "ddddddddddd")
 _BYTE_DIGITS = bytes.maketrans(b"0123456789-", b"ddddddddddd")
 _LONG_NUMBER = "d" * 20
@@ -37,7 +39,24 @@ def loads(text: str | bytes | memoryview | None, default: Any = None) -> Any:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        # orjson stops at 1,024 levels, the standard library at Python's recursion limit
+        raise too_deep() from None
+
+
+def too_deep() -> DecodeError:
+    """The error for a stored value nested too deeply to read, show or diff.
+
+    The import quarantines such values (``debugger.store.json_depth``); a store an older
+    version wrote may still hold one, and every surface then says so in one line.
+    """
+    return DecodeError(
+        "a stored JSON value is nested too deeply to read",
+        "re-import its source: values nested deeper than the import's limit are "
+        "quarantined with their reason",
+    )
 
 
 PREVIEW_CHARS = 240
@@ -60,6 +79,9 @@ def dumps(value: Any, indent: bool = False, default: Callable[[Any], Any] = repr
         indent: two spaces a level, one item a line (else compact, no spaces).
         default: what a value JSON cannot hold is written as (dates and times are ISO
             8601 text either way, as orjson writes them).
+
+    Raises:
+        DecodeError: the value nests too deeply to write (:func:`too_deep`).
     """
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
     fast: bytes | None
@@ -77,7 +99,11 @@ def dumps(value: Any, indent: bool = False, default: Callable[[Any], Any] = repr
             indent=2 if indent else None,
             separators=None if indent else (",", ":"),
         )
-    except (TypeError, ValueError, RecursionError):
+    except RecursionError:
+        if fast is None:
+            raise too_deep() from None
+        return fast.decode()
+    except (TypeError, ValueError):
         return fast.decode() if fast is not None else repr(value)
 
 

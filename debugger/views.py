@@ -11,6 +11,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from debugger.errors import StepscopeError
 from debugger.json_text import ELLIPSIS, dumps, preview
 
 if TYPE_CHECKING:
@@ -125,7 +126,10 @@ def checkpoint_html(c: Checkpoint) -> str:
 
 
 def _indented(value: Any) -> str:
-    text = dumps(value, indent=True)
+    try:
+        text = dumps(value, indent=True)
+    except StepscopeError as e:  # nested too deeply to write: say so in the view
+        return str(e)
     if len(text) <= MAX_STATE_CHARS:
         return text
     return text[:MAX_STATE_CHARS] + f"\n… ({len(text) - MAX_STATE_CHARS:,} more characters)"

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from debugger.contract import TABLE_COLUMNS
 from debugger.model import ImportReport, TableCounts
-from debugger.store import state_hash
+from debugger.store import json_depth, state_hash
 from debugger.store.batch import StagedBatch, plus, sliced, split_undecodable
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
@@ -99,6 +99,7 @@ class ImportSession:
         self._uncommitted_bytes = 0
         self._stager: duckdb.DuckDBPyConnection | None = None
         self._owns_hash = False
+        self._owns_depth = False
         row = con.execute(
             "SELECT coalesce(max(ckpt_key), 0), count(*) FROM checkpoint_rows"
         ).fetchone()
@@ -200,6 +201,7 @@ class ImportSession:
             # the store's session time zone, so timestamps are read the same way
             stager.execute("SET TimeZone = 'UTC'")
             self._owns_hash = state_hash.register_once(stager)
+            self._owns_depth = json_depth.register_once(stager)
             self._stager = stager
         return self._stager
 
@@ -337,9 +339,11 @@ class ImportSession:
         (idempotent; also run when it fails)."""
         settings, self._settings = self._settings, {}
         if self._stager is not None:
-            if self._owns_hash:
-                with contextlib.suppress(duckdb.Error):
-                    self._stager.remove_function(state_hash.SQL_NAME)
+            for owned, name in ((self._owns_hash, state_hash.SQL_NAME),
+                                (self._owns_depth, json_depth.SQL_NAME)):  # fmt: skip
+                if owned:
+                    with contextlib.suppress(duckdb.Error):
+                        self._stager.remove_function(name)
             self._stager.close()
             self._stager = None
         for name, value in settings.items():

@@ -170,6 +170,9 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
+    except RecursionError:  # a value stored before the import's depth limit
+        st.error(str(json_text.too_deep()), icon=":material/error:")
+        return None
 
 
 def page_labels(module_name: str) -> tuple[str, str, str]:
