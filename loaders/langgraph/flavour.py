@@ -64,6 +64,8 @@ _INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "
 _JSON_COLUMNS = {"working_state", "pending_effects", "metadata", "request", "response"}
 """Columns the walk fills with ``to_json`` bytes: valid UTF-8, handed to Arrow as is."""
 
+NOT_LANGGRAPH = "the row was not written by a LangGraph saver: check what else writes to the file"
+
 
 def stable_key(*parts: str) -> int:
     """A 63-bit key from a row's identity, the same on every import (for quarantine)."""
@@ -88,16 +90,28 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     arrays = []
     for n in names:
         values = [r.get(n) for r in rows]
-        if n == "_key" or n in _INT_COLUMNS:
+        if n == "_key":
             arrays.append(pa.array(values, type=pa.int64()))
+        elif n in _INT_COLUMNS:
+            arrays.append(_or_text(values, pa.int64()))
         elif n == "is_write":
             arrays.append(pa.array(values, type=pa.bool_()))
         elif n in _JSON_COLUMNS:
             # orjson writes UTF-8 only: no decode to str and no re-validation by Arrow
             arrays.append(pa.array(values, type=pa.binary()).view(pa.string()))
         else:
-            arrays.append(pa.array(values, type=pa.string()))
+            arrays.append(_or_text(values, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _or_text(values: list[Any], type_: pa.DataType) -> pa.Array:
+    """``values`` as ``type_``, or as text when one does not fit (a step past 64 bits, a
+    number where a timestamp goes): the store's validation then quarantines that row with
+    its reason, where Arrow would fail the whole import."""
+    try:
+        return pa.array(values, type=type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
 def _text(value: Any) -> str:
@@ -223,6 +237,8 @@ class _Walk:
                 "run_id": run, "checkpoint_id": ck.checkpoint_id,
                 "parent_id": ck.parent_id}  # fmt: skip
         try:
+            if ck.unreadable:
+                raise DecodeError(ck.unreadable, NOT_LANGGRAPH)
             data = decode_checkpoint(self.dec, ck, self.saver)
             meta = decode_metadata(self.dec, ck.metadata)
         except DecodeError as e:
@@ -234,6 +250,8 @@ class _Walk:
         bad: list[dict[str, Any]] = []
         for w in ck.writes:
             try:
+                if w.unreadable:
+                    raise DecodeError(w.unreadable, NOT_LANGGRAPH)
                 decoded.append((w, self.dec.decode(w.type, w.value)))
             except DecodeError as e:
                 info = {"task_id": w.task_id, "idx": w.idx, "channel": w.channel,
