@@ -15,6 +15,7 @@ from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.model import ImportReport
 from debugger.store import Store
 from loaders.base import Flavour, ImportOptions, SourceReader
+from loaders.filter import RunFilter
 from loaders.prefetch import prefetched
 
 
@@ -86,10 +87,28 @@ def check_source(source: str, options: ImportOptions | None = None) -> str:
     """
     from loaders.registry import open_reader
 
+    options = options or ImportOptions()
     with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options or ImportOptions())
+        flavour = configured(choose_flavour(reader, options), options)
         flavour.check(reader)
         return flavour.name
+
+
+def configured(flavour: Flavour[Any], options: ImportOptions) -> Flavour[Any]:
+    """The flavour with the options it reads (batch size, ``--run``/``--since``).
+
+    Raises:
+        SourceError: a bad ``--run`` or ``--since``.
+        FlavourError: a filter the flavour cannot push into the source.
+    """
+    flavour.batch_rows = options.batch_rows
+    flavour.rows = RunFilter.of(options.runs, options.since)
+    if flavour.rows and not flavour.filters:
+        raise FlavourError(
+            f"the {flavour.name} flavour cannot select runs (--run/--since)",
+            "import without --run and --since",
+        )
+    return flavour
 
 
 def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
@@ -112,9 +131,9 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     options = options or ImportOptions()
     _import_pandas_meanwhile()
     with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options)
-        flavour.batch_rows = options.batch_rows
+        flavour = configured(choose_flavour(reader, options), options)
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
+            session.filtered = flavour.rows.describe()
             chained = False
             try:
                 for plan in flavour.plans(reader):

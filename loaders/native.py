@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import FlavourError
 from loaders.base import Flavour, SourceReader, TablePlan
+from loaders.filter import Selection
 from loaders.sqlmap import Source, json_guard, projection
 
 COLUMN_FORM = {"run_id", "step_index", "working_state"}
@@ -26,11 +27,17 @@ class NativeFlavour(Flavour[SourceReader]):
     """Stepscope's own shape (what ``debugger.runtime`` writes)."""
 
     name = "native"
+    filters = True
 
     @classmethod
     def detect(cls, reader: SourceReader) -> bool:
         cols = _columns(reader, "checkpoints")
         return COLUMN_FORM.issubset(cols) or PAYLOAD_FORM.issubset(cols)
+
+    def check(self, reader: SourceReader) -> None:
+        """The columns ``--run``/``--since`` need are there (no rows are read)."""
+        if self.detect(reader):
+            self._where(reader)
 
     def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
         if not self.detect(reader):
@@ -58,11 +65,13 @@ class NativeFlavour(Flavour[SourceReader]):
             reason = json_guard([("payload", schema.field("payload").type)])
         return TablePlan(
             table="checkpoints",
-            batches=reader.scan("checkpoints", batch_rows=self.batch_rows),
+            batches=reader.scan(
+                "checkpoints", batch_rows=self.batch_rows, where=self._where(reader)
+            ),
             select_sql=projection("checkpoints", sources, schema, reason),
             # rows whose source gives no parent are chained in time order
             derive_parents="parent_id" not in names,
-            total=reader.count("checkpoints"),
+            total=None if self.rows else reader.count("checkpoints"),
         )
 
     def _plain(self, reader: SourceReader, table: str) -> TablePlan:
@@ -70,7 +79,14 @@ class NativeFlavour(Flavour[SourceReader]):
         sources = {c: Source(column=c) for c in TABLE_COLUMNS[table] if c in schema.names}
         return TablePlan(
             table=table,
-            batches=reader.scan(table, batch_rows=self.batch_rows),
+            batches=reader.scan(table, batch_rows=self.batch_rows, where=self._where(reader)),
             select_sql=projection(table, sources, schema, "CAST(NULL AS VARCHAR)"),
-            total=reader.count(table),
+            total=None if self.rows else reader.count(table),
         )
+
+    def _where(self, reader: SourceReader) -> Selection | None:
+        """``--run``/``--since`` on a native table: ``run_id``, and the checkpoints'
+        ``created_at`` column."""
+        has_time = "created_at" in _columns(reader, "checkpoints")
+        time = ("checkpoints", "run_id", "created_at" if has_time else None)
+        return self.selection("run_id", time)

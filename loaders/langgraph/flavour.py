@@ -304,6 +304,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
     """Checkpoints written by LangGraph's SqliteSaver or PostgresSaver."""
 
     name = "langgraph"
+    filters = True
 
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:
@@ -316,7 +317,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
                 "or checkpoints + checkpoint_blobs + checkpoint_writes in Postgres)",
                 "use --flavor auto",
             )
-        tables = LangGraphTables(reader)
+        tables = LangGraphTables(reader, self.rows)
         walk = _Walk(tables, self.batch_rows)
         total = tables.count()
         while not walk.done:
