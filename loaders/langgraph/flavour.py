@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
@@ -40,6 +41,7 @@ from loaders.langgraph.map import (
     run_id_of,
     tool_messages,
     unanswered_tool_calls,
+    without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
@@ -82,6 +84,29 @@ def select_all(table: str) -> str:
     return f"SELECT _pos, {', '.join(_names(table))} FROM _raw"
 
 
+def _utf8_array(values: list[bytes | None]) -> pa.Array:
+    """A string array of ``to_json`` texts, built from one joined buffer.
+
+    orjson writes UTF-8 only, so nothing is decoded or validated again; joining the texts
+    is one copy, where an array builder appends value by value and regrows its buffer
+    (states of ~100 KB make that most of the batch's cost).
+    """
+    sizes = [len(v) if v is not None else 0 for v in values]
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    if offsets[-1] >= 2**31:  # past 32-bit offsets: the builder makes a chunked array
+        return pa.array(values, type=pa.binary()).view(pa.string())
+    validity = None
+    if None in values:
+        validity = pa.array([v is not None for v in values], type=pa.bool_()).buffers()[1]
+    data = b"".join(v for v in values if v is not None)
+    return pa.Array.from_buffers(
+        pa.string(),
+        len(values),
+        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+    )
+
+
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
     names = _names(table)
@@ -93,8 +118,7 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
         elif n == "is_write":
             arrays.append(pa.array(values, type=pa.bool_()))
         elif n in _JSON_COLUMNS:
-            # orjson writes UTF-8 only: no decode to str and no re-validation by Arrow
-            arrays.append(pa.array(values, type=pa.binary()).view(pa.string()))
+            arrays.append(_utf8_array(values))
         else:
             arrays.append(pa.array(values, type=pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=names)
@@ -254,7 +278,7 @@ class _Walk:
     ) -> dict[str, Any]:
         values = data.get("channel_values") or {}
         state = {k: v for k, v in values.items() if not is_internal(k)}
-        internal = {k: v for k, v in values.items() if is_internal(k)}
+        internal = without_state_copies({k: v for k, v in values.items() if is_internal(k)}, state)
         step = meta.get("step") if isinstance(meta.get("step"), int) else None
         ts = data.get("ts")
         if self.first_ts is None:
@@ -295,7 +319,7 @@ class _Walk:
             "pending_effects": to_json(pending),
             "model_version": model,
             "tool_versions": None,
-            "metadata": to_json(md),
+            "metadata": self.memo.to_json(md),
             "_new_ai": new_ai,
         }
 
