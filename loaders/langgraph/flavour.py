@@ -40,12 +40,14 @@ from loaders.langgraph.map import (
     ms_between,
     run_id_of,
     tool_messages,
+    tool_versions_of,
     unanswered_tool_calls,
     without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
 from loaders.langgraph.tasks import (
+    call_errors,
     finished_tasks,
     next_tasks,
     pending_writes,
@@ -273,6 +275,18 @@ class _Walk:
                 )  # fmt: skip
         return decoded, bad
 
+    def _fail_calls(
+        self, pending: list[dict[str, Any]], tasks: list[Any], data: dict[str, Any], step: int
+    ) -> None:
+        """Link the head's unanswered calls to the error of the task that ran them."""
+        if not pending or not any(t.errors for t in tasks):
+            return
+        by_call, other = call_errors(tasks, data)
+        for p in pending:
+            error = by_call.get(str(p["tool_call_id"])) or other
+            if error:
+                self.tape.fail(str(p["tool_call_id"]), error, step)
+
     def _mapped(
         self, ck: RawCheckpoint, run: str, data: dict[str, Any], meta: dict[str, Any]
     ) -> dict[str, Any]:
@@ -296,6 +310,7 @@ class _Walk:
             answers = tool_messages(decoded)
             self.tape.answer(answers, step if step is not None else 0)
             pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
+            self._fail_calls(pending, tasks, data, step if step is not None else 0)
         md = {**meta, **status_fields(tasks, ck.has_child, nexts, step), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
@@ -318,7 +333,7 @@ class _Walk:
             "wall_clock_ms": ms_between(self.first_ts, ts),
             "pending_effects": to_json(pending),
             "model_version": model,
-            "tool_versions": None,
+            "tool_versions": tool_versions_of(meta),
             "metadata": self.memo.to_json(md),
             "_new_ai": new_ai,
         }

@@ -114,6 +114,23 @@ def without_state_copies(value: Any, state: dict[str, Any], depth: int = 0) -> A
     return value
 
 
+def tool_versions_of(meta: dict[str, Any]) -> bytes | None:
+    """``tool_versions`` from the checkpoint's metadata, as JSON text (None when absent).
+
+    LangGraph copies only the str, int, float and bool values of the config's ``metadata``
+    and ``configurable`` into a checkpoint's metadata, so an application records its tool
+    versions as JSON text: ``"metadata": {"tool_versions": json.dumps({"search": "1.2"})}``.
+    An object (a saver that keeps one) is read as well; anything else is left in metadata.
+    """
+    value = meta.get("tool_versions")
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return to_json(value) if isinstance(value, dict) and value else None
+
+
 def decode_metadata(dec: SafeDecoder, raw: Any) -> dict[str, Any]:
     """The checkpoint's metadata (JSON text in both savers)."""
     if raw is None:
