@@ -72,10 +72,11 @@ def update_changed_checkpoints(
         CREATE OR REPLACE TEMP TABLE _upd AS
         SELECT c.ckpt_key, c._pos, c.run_id, c.state_changed
         FROM _cand c
-        JOIN checkpoint_rows x ON x.ckpt_key = c.ckpt_key
+        JOIN checkpoint_rows x ON x.run_id = c.run_id AND x.ckpt_key = c.ckpt_key
         JOIN (SELECT _pos, {values_sql} FROM _staged
               WHERE _pos IN (SELECT _pos FROM _cand)) s ON s._pos = c._pos
-        WHERE c.key_changed OR {" OR ".join(_COMPARED)}"""
+        WHERE x.run_id IN (SELECT run_id FROM _cand)
+          AND (c.key_changed OR {" OR ".join(_COMPARED)})"""
     )
     row = con.execute("SELECT count(*) FROM _upd").fetchone()
     n = int(row[0]) if row else 0

@@ -25,6 +25,8 @@ from loaders.filter import RunFilter, quote_text, run_sql
 SQLITE_TABLES = {"checkpoints", "writes"}
 POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id"}
+UNREAD_WRITES = ("__pregel_tasks",)
+"""Write channels whose values are not read (only that the task wrote them)."""
 FETCH = 500
 """Rows a fetch; a checkpoint row can hold a whole state (tens of KB)."""
 _UUID_EPOCH = 0x01B21DD213814000
@@ -189,9 +191,14 @@ class LangGraphTables:
         cols = set(self.reader.columns(table))
         path = "task_path" if "task_path" in cols else "''"
         order = self._order("thread_id, checkpoint_ns, checkpoint_id, task_id")
+        # A task's Sends (__pregel_tasks) are in the next checkpoint's channel values too,
+        # where they are read; the write's copy (with the prebuilt agent, the whole state
+        # once per tool call) would only be decoded to be thrown away.
+        unread = ", ".join(f"'{c}'" for c in UNREAD_WRITES)
         return (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, "
-            f"type, {value} FROM {table} WHERE {self._where()} ORDER BY {order}, idx"
+            f"type, CASE WHEN channel IN ({unread}) THEN NULL ELSE {value} END "
+            f"FROM {table} WHERE {self._where()} ORDER BY {order}, idx"
         )
 
     def _parents_sql(self) -> str:
