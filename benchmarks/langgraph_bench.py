@@ -248,15 +248,34 @@ def bench_reads(url: str, n: int, repeat: int) -> dict[str, float]:
     return out
 
 
-def cli_import(source: str) -> None:
-    """``stepscope import SOURCE`` in a new process, as a user runs it."""
+def _child_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli_import(source: str) -> float:
+    """``stepscope import SOURCE`` in a new process, as a user runs it; returns its CPU time
+    (all threads, user + system)."""
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    before = _child_cpu()
     with tempfile.TemporaryDirectory() as d:
         subprocess.run(
             [sys.executable, "-m", "debugger.cli", "import", source, "--quiet",
              "--store", str(Path(d) / "s.duckdb")],
             check=True, env=env, stdout=subprocess.DEVNULL,
         )  # fmt: skip
+    return _child_cpu() - before
+
+
+def history_cpu(saver: Any, ids: list[str]) -> float:
+    """CPU time of iterating ``get_state_history`` over the threads, in this process."""
+    from tests.langgraph import react_heavy
+
+    before = time.process_time()
+    react_heavy.history(saver, ids)
+    return time.process_time() - before
 
 
 def bench_heavy(server: Any, repeat: int, threads: int, turns: int) -> list[dict[str, Any]]:
@@ -292,15 +311,18 @@ def _heavy_row(name: str, source: str, saver: Any, ids: list[str], repeat: int) 
 
     size = len(JsonPlusSerializer().dumps_typed(values)[1])
     times: dict[str, list[float]] = {"cli": [], "history": []}
+    cpu: dict[str, list[float]] = {"cli": [], "history": []}
     for _ in range(repeat):
         for key, fn in (("cli", lambda: cli_import(source)),
-                        ("history", lambda: react_heavy.history(saver, ids))):  # fmt: skip
+                        ("history", lambda: history_cpu(saver, ids))):  # fmt: skip
             t = time.perf_counter()
-            fn()
+            cpu[key].append(fn())
             times[key].append(time.perf_counter() - t)
     med = {k: statistics.median(v) for k, v in times.items()}
     return {"saver": name, "n": n, "state_kb": size / 1024, "threads": len(ids),
             "cli_s": med["cli"], "history_s": med["history"],
+            "cli_cpu": statistics.median(cpu["cli"]),
+            "history_cpu": statistics.median(cpu["history"]),
             "ratios": sorted(h / c for h, c in zip(times["history"], times["cli"],
                                                    strict=True))}  # fmt: skip
 
@@ -308,15 +330,17 @@ def _heavy_row(name: str, source: str, saver: Any, ids: list[str], repeat: int) 
 def report_heavy(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| saver | checkpoints | last state | `stepscope import` (command) | `get_state_history` "
-        "| **history / import** | per round |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| **history / import** | per round | CPU: import, history | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     for r in rows:
         rounds = ", ".join(f"{x:.1f}" for x in r["ratios"])
         lines.append(
             f"| {r['saver']} | {r['n']:,} ({r['threads']} threads) | {r['state_kb']:.0f} KiB "
             f"| {r['cli_s']:.2f} s | {r['history_s']:.2f} s "
-            f"| **{r['history_s'] / r['cli_s']:.1f}x** | {rounds} |"
+            f"| **{r['history_s'] / r['cli_s']:.1f}x** | {rounds} "
+            f"| {r['cli_cpu']:.2f} s, {r['history_cpu']:.2f} s "
+            f"| {r['history_cpu'] / r['cli_cpu']:.1f}x |"
         )
     return "\n".join(lines)
 

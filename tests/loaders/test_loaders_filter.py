@@ -194,3 +194,35 @@ def test_json_report_names_the_filter(tmp_path: Path) -> None:
     full = _import(w, tmp_path / "u.duckdb")
     assert full["filtered"] is None
     assert json.dumps(full)  # the report stays JSON
+
+
+def test_parquet_skips_row_groups_and_partitions_that_cannot_match(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from loaders.filter import Selection
+    from loaders.parquet import ParquetFilePart
+    from loaders.parquet_filter import RunTest, active_runs, groups
+
+    rows = native_rows(3, 4)  # sorted by run: one row group per run
+    times = [datetime.fromisoformat(r["created_at"]) for r in rows]
+    table = pa.table({"run_id": [r["run_id"] for r in rows],
+                      "created_at": pa.array(times, pa.timestamp("us", tz="UTC"))})  # fmt: skip
+    path = tmp_path / "c.parquet"
+    pq.write_table(table, path, row_group_size=4)
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 3
+    part = ParquetFilePart(str(path), {})
+
+    def chosen(runs: list[str], since: str | None = None) -> list[int]:
+        sel = Selection(RunFilter.of(runs, since), "run_id", "checkpoints", "run_id", "created_at")
+        return groups(meta, part, sel, RunTest(sel.filter, active_runs([part], sel, table.schema)))
+
+    assert chosen(["run-1"]) == [1]
+    assert chosen(["run-2*", "run-0"]) == [0, 2]
+    assert chosen(["nope*"]) == []
+    assert chosen(["*"], "2026-11-01T10:01:02Z") == [1, 2]  # run-0 wrote nothing since
+    # a hive partition value decides for the whole file, without opening it
+    hive = ParquetFilePart(str(path), {"run_id": "run-9"})
+    sel = Selection(RunFilter.of(["run-1"]), "run_id")
+    assert groups(meta, hive, sel, RunTest(sel.filter, None)) == []
