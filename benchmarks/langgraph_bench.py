@@ -14,11 +14,17 @@
    store. Target: Postgres rows/s >= 0.5 x SQLite rows/s.
 3. The Postgres read path alone (no store): the server-side cursor the reader uses, against
    psycopg's binary COPY and ADBC, to justify the choice.
+4. Message-heavy ReAct agent (tests/langgraph/react_heavy.py: the prebuilt agent, 10
+   threads, ~2,000 checkpoints, states of ~85 KB with up to ~200 messages), on SqliteSaver
+   and PostgresSaver: ``stepscope import`` run as a command (a new process, its start
+   included) against iterating ``get_state_history()`` over the same threads in this
+   process, alternated within each round. Target: the command >= 5x on both savers.
 
 Postgres: ``STEPSCOPE_BENCH_PG_URL`` (a user that may create databases), else a throwaway
 server from the ``pgserver`` wheel (tests/fixtures/pg.py). Every figure is the median of
 ``--repeat`` runs (default 5); the three LangGraph readers take turns within each round.
-Run ``python benchmarks/langgraph_bench.py`` (``--quick`` for a small run).
+Run ``python benchmarks/langgraph_bench.py`` (``--quick`` for a small run; ``--only heavy``
+or ``--only thread`` for one part).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import os
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -241,6 +248,103 @@ def bench_reads(url: str, n: int, repeat: int) -> dict[str, float]:
     return out
 
 
+def _child_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cli_import(source: str) -> float:
+    """``stepscope import SOURCE`` in a new process, as a user runs it; returns its CPU time
+    (all threads, user + system)."""
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    before = _child_cpu()
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run(
+            [sys.executable, "-m", "debugger.cli", "import", source, "--quiet",
+             "--store", str(Path(d) / "s.duckdb")],
+            check=True, env=env, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+    return _child_cpu() - before
+
+
+def history_cpu(saver: Any, ids: list[str]) -> float:
+    """CPU time of iterating ``get_state_history`` over the threads, in this process."""
+    from tests.langgraph import react_heavy
+
+    before = time.process_time()
+    react_heavy.history(saver, ids)
+    return time.process_time() - before
+
+
+def bench_heavy(server: Any, repeat: int, threads: int, turns: int) -> list[dict[str, Any]]:
+    """The react_heavy database on both savers: the command against get_state_history."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from tests.langgraph import react_heavy
+
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "heavy.sqlite"
+        con = sqlite3.connect(path, check_same_thread=False)
+        saver = SqliteSaver(con)
+        ids = react_heavy.build(saver, threads, turns)
+        rows.append(_heavy_row("SqliteSaver", str(path), saver, ids, repeat))
+        con.close()
+    url = server.create_database("bench_heavy")
+    with PostgresSaver.from_conn_string(url) as pg_saver:
+        pg_saver.setup()
+        ids = react_heavy.build(pg_saver, threads, turns)
+        rows.append(_heavy_row("PostgresSaver", url, pg_saver, ids, repeat))
+    return rows
+
+
+def _heavy_row(name: str, source: str, saver: Any, ids: list[str], repeat: int) -> Any:
+    from tests.langgraph import react_heavy
+
+    n = react_heavy.history(saver, ids)
+    cfg = {"configurable": {"thread_id": ids[-1]}}
+    values = saver.get_tuple(cfg).checkpoint["channel_values"]
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    size = len(JsonPlusSerializer().dumps_typed(values)[1])
+    times: dict[str, list[float]] = {"cli": [], "history": []}
+    cpu: dict[str, list[float]] = {"cli": [], "history": []}
+    for _ in range(repeat):
+        for key, fn in (("cli", lambda: cli_import(source)),
+                        ("history", lambda: history_cpu(saver, ids))):  # fmt: skip
+            t = time.perf_counter()
+            cpu[key].append(fn())
+            times[key].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"saver": name, "n": n, "state_kb": size / 1024, "threads": len(ids),
+            "cli_s": med["cli"], "history_s": med["history"],
+            "cli_cpu": statistics.median(cpu["cli"]),
+            "history_cpu": statistics.median(cpu["history"]),
+            "ratios": sorted(h / c for h, c in zip(times["history"], times["cli"],
+                                                   strict=True))}  # fmt: skip
+
+
+def report_heavy(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| saver | checkpoints | last state | `stepscope import` (command) | `get_state_history` "
+        "| **history / import** | per round | CPU: import, history | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in rows:
+        rounds = ", ".join(f"{x:.1f}" for x in r["ratios"])
+        lines.append(
+            f"| {r['saver']} | {r['n']:,} ({r['threads']} threads) | {r['state_kb']:.0f} KiB "
+            f"| {r['cli_s']:.2f} s | {r['history_s']:.2f} s "
+            f"| **{r['history_s'] / r['cli_s']:.1f}x** | {rounds} "
+            f"| {r['cli_cpu']:.2f} s, {r['history_cpu']:.2f} s "
+            f"| {r['history_cpu'] / r['cli_cpu']:.1f}x |"
+        )
+    return "\n".join(lines)
+
+
 def report(lg: list[dict[str, Any]], native: dict[str, float]) -> str:
     lines = [
         "| saver | checkpoints | state | Stepscope import | get_state_history | Saver.list "
@@ -278,16 +382,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="checkpoints in the thread")
     parser.add_argument("--window", type=int, default=36, help="messages kept in the state")
     parser.add_argument("--repeat", type=int, default=None, help="timed repetitions")
+    parser.add_argument("--only", choices=["thread", "heavy"], default=None,
+                        help="one part: one thread + native, or the ReAct database")  # fmt: skip
     args = parser.parse_args(argv)
     steps = args.steps or (200 if args.quick else 2000)
     repeat = args.repeat or (1 if args.quick else 5)
     spec = synth.Spec(runs=100 if args.quick else 400, steps=50, state_bytes=2048)
     load = os.getloadavg()[0]
+    out = []
     with postgres() as server:
-        lg = bench_langgraph(server, steps, args.window, repeat)
-        native = bench_native(server, spec, repeat)
-    print(f"load average {load:.1f} on {os.cpu_count()} cores; medians of {repeat} runs\n")
-    print(report(lg, native))
+        if args.only != "heavy":
+            lg = bench_langgraph(server, steps, args.window, repeat)
+            native = bench_native(server, spec, repeat)
+            out.append(report(lg, native))
+        if args.only != "thread":
+            threads, turns = (3, 20) if args.quick else (10, 99)
+            out.append(report_heavy(bench_heavy(server, repeat, threads, turns)))
+    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on "
+          f"{os.cpu_count()} cores; medians of {repeat} runs\n")  # fmt: skip
+    print("\n\n".join(out))
     return 0
 
 

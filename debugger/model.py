@@ -248,6 +248,9 @@ class ImportReport:
     """Runs whose derived row was recomputed."""
     seconds: float = 0.0
     """Wall time of the import."""
+    filtered: dict[str, Any] | None = None
+    """The runs the import was limited to (``{"runs": [...], "since": ISO time}``, from
+    ``--run``/``--since``), or None when it read every run."""
 
     @property
     def total(self) -> TableCounts:

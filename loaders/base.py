@@ -17,10 +17,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, get_args, get_origin
 
 import pyarrow as pa
+
+from loaders.filter import RunFilter, Selection
 
 BATCH_ROWS = 16_384
 """Default rows per batch; readers may lower it for wide rows to bound memory."""
@@ -79,12 +82,19 @@ class SourceReader(ABC):
 
     @abstractmethod
     def scan(
-        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+        self,
+        table: str,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+        where: Selection | None = None,
     ) -> Iterator[pa.RecordBatch | pa.Table]:
         """Stream a table's rows in batches, each with a ``_key`` BIGINT column.
 
         Batches hold the same number of rows (but the last), a power of two where the
-        reader can (:func:`aligned_rows`).
+        reader can (:func:`aligned_rows`). With ``where``, only the rows of the selected
+        runs are read, the selection done by the source itself (in its query, or from its
+        statistics) so the rest is never read; ``_key`` stays the row's key in the whole
+        table.
 
         Raises:
             SourceError: the source cannot be read (corrupt, gone, no access).
@@ -179,6 +189,12 @@ class Flavour(ABC, Generic[R]):
     batch_rows: int = BATCH_ROWS
     """Rows per batch at most (``ImportOptions.batch_rows``; readers round it down to a
     power of two and lower it for wide rows)."""
+    filters: ClassVar[bool] = False
+    """Whether the flavour honours :attr:`rows` (``--run``/``--since``) by passing a
+    :class:`~loaders.filter.Selection` to the reader; the import refuses a filter
+    otherwise, rather than read the whole source."""
+    rows: RunFilter = RunFilter()
+    """The runs to read (``ImportOptions.runs``/``since``); empty: all."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -214,6 +230,37 @@ class Flavour(ABC, Generic[R]):
         Lets a caller refuse a source before it creates or locks a store.
         """
 
+    def selection(
+        self, run_column: str | None, time: tuple[str, str | None, str | None] | None = None
+    ) -> Selection | None:
+        """The :class:`~loaders.filter.Selection` of :attr:`rows` for one table (None when
+        every run is read).
+
+        Args:
+            run_column: the table's column holding the run (None: not a plain column).
+            time: (table, run column, time column) of the checkpoints, for ``--since``.
+
+        Raises:
+            FlavourError: the filter needs a column the source does not have as such.
+        """
+        from debugger.errors import FlavourError
+
+        if not self.rows:
+            return None
+        if run_column is None:
+            raise FlavourError(
+                f"--run/--since need the run id as a plain column of the source ({self.name})",
+                "map run_id to a column, or import without --run/--since",
+            )
+        table, time_run, time_col = time or (None, None, None)
+        if self.rows.since is not None and (time_run is None or time_col is None):
+            raise FlavourError(
+                f"--since needs the checkpoints' time (created_at) as a plain column "
+                f"of the source ({self.name})",
+                "map created_at to a column, or use --run",
+            )
+        return Selection(self.rows, run_column, table, time_run, time_col)
+
 
 @dataclass
 class ImportOptions:
@@ -225,5 +272,9 @@ class ImportOptions:
     """Path of a TOML mapping file (implies the mapped flavour)."""
     batch_rows: int = BATCH_ROWS
     """Rows per batch."""
+    runs: tuple[str, ...] = ()
+    """Only these runs (ids or globs with ``*`` and ``?``); empty: every run."""
+    since: str | datetime | None = None
+    """Only runs with a checkpoint at or after this time (ISO text, or an age like ``7d``)."""
     progress: ProgressFn | None = field(default=None, repr=False)
     """Progress callback."""

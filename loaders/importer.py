@@ -6,15 +6,19 @@ and is what :func:`loaders.import_source` and the CLI call.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.model import ImportReport
 from debugger.store import Store
 from loaders.base import Flavour, ImportOptions, SourceReader
+from loaders.filter import RunFilter
 from loaders.prefetch import prefetched
 
 
@@ -87,10 +91,28 @@ def check_source(source: str, options: ImportOptions | None = None) -> str:
     """
     from loaders.registry import open_reader
 
+    options = options or ImportOptions()
     with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options or ImportOptions())
+        flavour = configured(choose_flavour(reader, options), options)
         flavour.check(reader)
         return flavour.name
+
+
+def configured(flavour: Flavour[Any], options: ImportOptions) -> Flavour[Any]:
+    """The flavour with the options it reads (batch size, ``--run``/``--since``).
+
+    Raises:
+        SourceError: a bad ``--run`` or ``--since``.
+        FlavourError: a filter the flavour cannot push into the source.
+    """
+    flavour.batch_rows = options.batch_rows
+    flavour.rows = RunFilter.of(options.runs, options.since)
+    if flavour.rows and not flavour.filters:
+        raise FlavourError(
+            f"the {flavour.name} flavour cannot select runs (--run/--since)",
+            "import without --run and --since",
+        )
+    return flavour
 
 
 def import_source(store: Store, source: str, options: ImportOptions | None = None) -> ImportReport:
@@ -112,10 +134,10 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
 
     options = options or ImportOptions()
     _import_pandas_meanwhile()
-    with open_reader(source) as reader:
-        flavour = choose_flavour(reader, options)
-        flavour.batch_rows = options.batch_rows
+    with _fewer_collections(), open_reader(source) as reader:
+        flavour = configured(choose_flavour(reader, options), options)
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
+            session.filtered = flavour.rows.describe()
             chained = False
             try:
                 for plan in flavour.plans(reader):
@@ -135,6 +157,26 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                 store.settle_import(session.source_id, chained)
                 raise
             return session.finish()
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Python's cycle collector, run less often during the import.
+
+    A decoder builds dicts by the million (every message of every checkpoint) and keeps
+    many alive in its caches; at the default threshold the collector runs every 700 new
+    objects and walks the young generation each time, and the older ones often, to find
+    no cycle (decoded values are trees). The objects that exist before the import (modules)
+    are frozen out of the walks; the thresholds are restored after it.
+    """
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 1000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 def _import_pandas_meanwhile() -> None:

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from debugger.errors import SourceError
 from loaders.base import BATCH_ROWS, SourceReader
+from loaders.filter import Selection
 
 TABLE = "documents"
 SCHEMA = pa.schema([("_key", pa.int64()), ("path", pa.string()), ("text", pa.binary())])
@@ -87,8 +88,17 @@ class JsonFilesReader(SourceReader):
         return self._peeked or None
 
     def scan(
-        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+        self,
+        table: str,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+        where: Selection | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        if where is not None:  # a run's id is inside its documents: nothing to push down
+            raise SourceError(
+                "--run/--since cannot select runs in JSON files before reading them",
+                "import the files without --run/--since, or only the files you need",
+            )
         self._check(table)
         rows: list[tuple[int, Path, bytes]] = []
         for doc in self.documents():

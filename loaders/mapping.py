@@ -35,6 +35,7 @@ import duckdb
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import MappingError
 from loaders.base import Flavour, SourceReader, TablePlan
+from loaders.filter import Selection
 from loaders.sqlmap import Source, projection
 
 REQUIRED = {
@@ -151,10 +152,17 @@ def load_mapping(path: str | Path) -> dict[str, TableMapping]:
     return out
 
 
+def _plain(tm: TableMapping, field: str) -> str | None:
+    """The source column of a field mapped to a plain column (no JSON path), else None."""
+    src = tm.columns.get(field)
+    return src.column if src is not None and src.path is None else None
+
+
 class MappedFlavour(Flavour[SourceReader]):
     """Reads any table shape through a mapping file."""
 
     name = "mapped"
+    filters = True
 
     def __init__(self, mapping_path: str | Path) -> None:
         self.path = str(mapping_path)
@@ -165,9 +173,11 @@ class MappedFlavour(Flavour[SourceReader]):
         return False  # only chosen with --mapping
 
     def check(self, reader: SourceReader) -> None:
-        """Every mapped table and column exists in the source (no rows are read)."""
+        """Every mapped table and column exists in the source (no rows are read), and the
+        columns ``--run``/``--since`` need are plain columns."""
         for canonical, tm in self.mapping.items():
             self._check(reader, canonical, tm)
+            self._where(tm)
 
     def _check(self, reader: SourceReader, canonical: str, tm: TableMapping) -> None:
         tables = reader.tables()
@@ -194,10 +204,20 @@ class MappedFlavour(Flavour[SourceReader]):
             self._check(reader, canonical, tm)
             schema = reader.schema(tm.table)
             needed = sorted({s.column for s in tm.columns.values() if s.column})
+            where = self._where(tm)
             yield TablePlan(
                 table=canonical,
-                batches=reader.scan(tm.table, columns=needed, batch_rows=self.batch_rows),
+                batches=reader.scan(
+                    tm.table, columns=needed, batch_rows=self.batch_rows, where=where
+                ),
                 select_sql=projection(canonical, tm.columns, schema, "CAST(NULL AS VARCHAR)"),
                 derive_parents=canonical == "checkpoints" and "parent_id" not in tm.columns,
-                total=reader.count(tm.table),
+                total=None if where else reader.count(tm.table),
             )
+
+    def _where(self, tm: TableMapping) -> Selection | None:
+        """``--run``/``--since`` through the mapping: the table's ``run_id`` column, and the
+        checkpoints' ``run_id`` and ``created_at`` columns."""
+        ck = self.mapping["checkpoints"]
+        time = (ck.table, _plain(ck, "run_id"), _plain(ck, "created_at"))
+        return self.selection(_plain(tm, "run_id"), time)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import FlavourError
 from loaders.base import Flavour, SourceReader, TablePlan
+from loaders.filter import Selection
 from loaders.sqlmap import Source, json_guard, projection
 
 COLUMN_FORM = ("run_id", "step_index", "working_state")
@@ -82,13 +83,18 @@ class NativeFlavour(Flavour[SourceReader]):
     """Stepscope's own shape (what ``debugger.runtime`` writes)."""
 
     name = "native"
+    filters = True
 
     @classmethod
     def detect(cls, reader: SourceReader) -> bool:
         return _form(_columns(reader, "checkpoints")) is not None
 
     def check(self, reader: SourceReader) -> None:
+        """No two aliases name one column, and the columns ``--run``/``--since`` need are
+        there (no rows are read)."""
         resolve(_columns(reader, "checkpoints"))
+        if self.detect(reader):
+            self._where(reader, resolve(_columns(reader, "checkpoints")).get("run_id"))
 
     def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
         if not self.detect(reader):
@@ -121,11 +127,15 @@ class NativeFlavour(Flavour[SourceReader]):
             reason = json_guard([(payload, schema.field(payload).type)])
         return TablePlan(
             table="checkpoints",
-            batches=reader.scan("checkpoints", batch_rows=self.batch_rows),
+            batches=reader.scan(
+                "checkpoints",
+                batch_rows=self.batch_rows,
+                where=self._where(reader, names.get("run_id")),
+            ),
             select_sql=projection("checkpoints", sources, schema, reason),
             # rows whose source gives no parent are chained in time order
             derive_parents="parent_id" not in names,
-            total=reader.count("checkpoints"),
+            total=None if self.rows else reader.count("checkpoints"),
         )
 
     def _plain(self, reader: SourceReader, table: str) -> TablePlan:
@@ -133,7 +143,17 @@ class NativeFlavour(Flavour[SourceReader]):
         sources = {c: Source(column=c) for c in TABLE_COLUMNS[table] if c in schema.names}
         return TablePlan(
             table=table,
-            batches=reader.scan(table, batch_rows=self.batch_rows),
+            batches=reader.scan(
+                table, batch_rows=self.batch_rows, where=self._where(reader, "run_id")
+            ),
             select_sql=projection(table, sources, schema, "CAST(NULL AS VARCHAR)"),
-            total=reader.count(table),
+            total=None if self.rows else reader.count(table),
         )
+
+    def _where(self, reader: SourceReader, run_column: str | None) -> Selection | None:
+        """``--run``/``--since`` on a native table: its run column (``run_id``, or the
+        checkpoints' alias of it; None in the payload form), and the checkpoints' time
+        column (``created_at`` or its alias)."""
+        names = resolve(_columns(reader, "checkpoints"))
+        time = ("checkpoints", names.get("run_id"), names.get("created_at"))
+        return self.selection(run_column, time)

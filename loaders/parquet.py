@@ -8,6 +8,7 @@ or ``.parquet`` files) gives those tables; any other file, glob or directory is 
 from __future__ import annotations
 
 import glob
+import itertools
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 
 from debugger.errors import SourceError
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
+from loaders.filter import Selection
 from loaders.prefetch import prefetched
 
 _READ_BUFFER = 1 << 20
@@ -133,6 +135,7 @@ def _file_batches(
     schema: pa.Schema,
     columns: list[str] | None,
     rows: int,
+    row_groups: list[int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One file's rows in batches of ``rows``, shaped to the dataset's schema.
 
@@ -145,7 +148,7 @@ def _file_batches(
     pf = _footer(part.path)
     present = set(pf.schema_arrow.names)
     read = [f.name for f in wanted if f.name in present]
-    for batch in pf.iter_batches(batch_size=rows, columns=read):
+    for batch in pf.iter_batches(batch_size=rows, columns=read, row_groups=row_groups):
         arrays = []
         for f in wanted:
             if f.name in present:
@@ -218,43 +221,73 @@ class ParquetReader(SourceReader):
             raise SourceError(f"cannot read {self.location}: {e}", "the file may be corrupt") from e
 
     def scan(
-        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+        self,
+        table: str,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+        where: Selection | None = None,
     ) -> Iterator[pa.RecordBatch | pa.Table]:
         # read the next batch on a thread while the store validates and writes this one
-        return prefetched(self._scan(table, columns, batch_rows))
+        return prefetched(self._scan(table, columns, batch_rows, where))
+
+    def _pieces(
+        self, dataset: ParquetDataset, columns: list[str] | None, rows: int,
+        where: Selection | None,
+    ) -> Iterator[tuple[pa.RecordBatch, pa.Array]]:  # fmt: skip
+        """Each file's batches with their keys, the selection applied (loaders.parquet_filter).
+
+        File by file, so that a row's _key (file, position in it) stays the same when files
+        are added to the dataset: quarantine records are not duplicated then.
+        """
+        from loaders import parquet_filter as pf
+
+        test = None
+        if where is not None and where.filter:
+            time_files = self._dataset(where.time_table).files if where.time_table else []
+            time_schema = self.schema(where.time_table) if where.time_table else dataset.schema
+            test = pf.RunTest(where.filter, pf.active_runs(time_files, where, time_schema))
+        for part in dataset.files:
+            base = file_key(part.path)
+            spans: list[tuple[list[int] | None, int]] = [(None, 0)]
+            if test is not None and where is not None:
+                meta = _footer(part.path).metadata
+                starts = itertools.accumulate(
+                    (meta.row_group(i).num_rows for i in range(meta.num_row_groups)), initial=0
+                )
+                first = list(starts)
+                spans = [([g], first[g]) for g in pf.groups(meta, part, where, test)]
+            for groups, offset in spans:
+                for batch in _file_batches(part, dataset.schema, columns, rows, groups):
+                    keys = pa.array(range(base + offset, base + offset + batch.num_rows),
+                                    type=pa.int64())  # fmt: skip
+                    offset += batch.num_rows
+                    if test is not None and where is not None:
+                        batch, keys = pf.selected(batch, keys, where, test)
+                    if batch.num_rows:
+                        yield batch, keys
 
     def _scan(
-        self, table: str, columns: list[str] | None, batch_rows: int
+        self, table: str, columns: list[str] | None, batch_rows: int, where: Selection | None
     ) -> Iterator[pa.RecordBatch | pa.Table]:
         dataset = self._dataset(table)
         rows = self._batch_rows(dataset, batch_rows)
         start = have = 0
         pending: list[pa.RecordBatch] = []
         try:
-            # file by file, so that a row's _key (file, position in it) stays the same when
-            # files are added to the dataset: quarantine records are not duplicated then
-            for part in dataset.files:
-                base = file_key(part.path)
-                offset = 0
-                for batch in _file_batches(part, dataset.schema, columns, rows):
-                    if batch.num_rows == 0:
-                        continue
-                    keys = pa.array(range(base + offset, base + offset + batch.num_rows),
-                                    type=pa.int64())  # fmt: skip
-                    offset += batch.num_rows
-                    start += batch.num_rows
-                    pending.append(
-                        pa.RecordBatch.from_arrays(
-                            [keys, *batch.columns], names=["_key", *batch.schema.names]
-                        )
+            for batch, keys in self._pieces(dataset, columns, rows, where):
+                start += batch.num_rows
+                pending.append(
+                    pa.RecordBatch.from_arrays(
+                        [keys, *batch.columns], names=["_key", *batch.schema.names]
                     )
-                    have += batch.num_rows
-                    # batches of exactly `rows` across files too (zero-copy)
-                    while have >= rows:
-                        joined = pa.Table.from_batches(pending)
-                        yield joined.slice(0, rows)
-                        rest = joined.slice(rows)
-                        pending, have = rest.to_batches(), rest.num_rows
+                )
+                have += batch.num_rows
+                # batches of exactly `rows` across files too (zero-copy)
+                while have >= rows:
+                    joined = pa.Table.from_batches(pending)
+                    yield joined.slice(0, rows)
+                    rest = joined.slice(rows)
+                    pending, have = rest.to_batches(), rest.num_rows
             if have:
                 yield pa.Table.from_batches(pending)
         except (pa.ArrowInvalid, OSError) as e:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -29,10 +30,17 @@ from psycopg.conninfo import conninfo_to_dict
 from debugger.errors import SourceError, redact
 from loaders.arrow_rows import rows_to_batch
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows, ramped
+from loaders.filter import Selection, where_sql
 from loaders.prefetch import prefetched
 
 CONNECT_TIMEOUT_S = 10
 """Seconds libpq waits for a server before the import fails (unless the URL sets its own)."""
+STATEMENT_TIMEOUT = "STEPSCOPE_PG_STATEMENT_TIMEOUT"
+"""Setting: the longest one statement of an import may run on the server (Postgres's own
+``statement_timeout`` syntax: ``30s``, ``5min``; ``0`` for no limit), so a debugger never
+holds a production server; a URL that sets ``statement_timeout`` in its ``options`` wins.
+A cursor's fetches are statements of their own: the limit is per fetch, not per import."""
+DEFAULT_STATEMENT_TIMEOUT = "2min"
 
 _ARROW: dict[str, pa.DataType] = {
     "int2": pa.int64(), "int4": pa.int64(), "int8": pa.int64(), "oid": pa.int64(),
@@ -74,8 +82,19 @@ def connect_error(e: psycopg.Error, target: str) -> SourceError:
     )
 
 
+def statement_timeout() -> str:
+    """The statement timeout an import sets (``$STEPSCOPE_PG_STATEMENT_TIMEOUT``)."""
+    return os.environ.get(STATEMENT_TIMEOUT, "").strip() or DEFAULT_STATEMENT_TIMEOUT
+
+
 def query_error(e: psycopg.Error, what: str, target: str) -> SourceError:
     """A one-line error for a failed query."""
+    if isinstance(e, pge.QueryCanceled):
+        return SourceError(
+            f"the server cancelled reading {what} in {target} after the statement timeout "
+            f"({statement_timeout()})",
+            f"import less with --run or --since, or raise {STATEMENT_TIMEOUT} (0: no limit)",
+        )
     if isinstance(e, pge.InsufficientPrivilege):
         return SourceError(
             f"user lacks the privilege to read {what} in {target}",
@@ -128,11 +147,26 @@ class PostgresReader(SqlReader):
             ) from e
         info = self.con.info
         self.target = f"{info.user}@{info.host}:{info.port}/{info.dbname}"
+        if "statement_timeout" not in url:
+            self._set_timeout(statement_timeout())
         # A read-only transaction: a bug here can never write to someone's database, and
         # every scan sees one snapshot.
         self.con.read_only = True
         self._names = 0
         self._columns: dict[str, list[tuple[str, str]]] = {}
+
+    def _set_timeout(self, value: str) -> None:
+        """Set the session's ``statement_timeout`` (committed: a rollback would undo it)."""
+        try:
+            self.con.execute("SELECT set_config('statement_timeout', %s, false)", [value])
+            self.con.commit()
+        except psycopg.Error:
+            self._recover()
+            self.con.close()
+            raise SourceError(
+                f"{STATEMENT_TIMEOUT}={value!r} is not a Postgres statement timeout",
+                "write it as Postgres does: 30s, 5min, 0 for no limit",
+            ) from None
 
     def _fail(self, e: psycopg.Error, what: str) -> SourceError:
         self._recover()
@@ -213,12 +247,21 @@ class PostgresReader(SqlReader):
         n = int(rows[0][0]) if rows and rows[0][0] is not None else -1
         return n if n >= 0 else None
 
-    def _select(self, table: str, names: list[str]) -> str:
+    def _select(self, table: str, names: list[str], where: str = "TRUE") -> str:
         types = dict(self._table_columns(table))
         exprs = [
             ident(n) if types.get(n) in _ARROW else f"{ident(n)}::text AS {ident(n)}" for n in names
         ]
-        return f"SELECT {', '.join(exprs)} FROM {ident(table)}"
+        return f"SELECT {', '.join(exprs)} FROM {ident(table)} WHERE ({where})"
+
+    def where(self, sel: Selection | None) -> str:
+        """The SQL condition of a selection on this source (``TRUE`` without one)."""
+        if sel is None or not sel.filter:
+            return "TRUE"
+        time_type = None
+        if sel.filter.since is not None and sel.time_table and sel.time_column:
+            time_type = self.schema(sel.time_table).field(sel.time_column).type
+        return where_sql(sel, "postgres", time_type, ident)
 
     def _batch_rows(self, table: str, batch_rows: int) -> int:
         rows = self.query(
@@ -230,18 +273,22 @@ class PostgresReader(SqlReader):
         return aligned_rows(min(batch_rows, BATCH_BYTES // per_row))
 
     def scan(
-        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+        self,
+        table: str,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+        where: Selection | None = None,
     ) -> Iterator[pa.RecordBatch]:
         names = columns or self.columns(table)
         schema = self.schema(table)
         n = self._batch_rows(table, batch_rows)
-        yield from prefetched(self._batches(table, names, schema, n))
+        yield from prefetched(self._batches(table, names, schema, n, self.where(where)))
 
     def _batches(
-        self, table: str, names: list[str], schema: pa.Schema, n: int
+        self, table: str, names: list[str], schema: pa.Schema, n: int, where: str = "TRUE"
     ) -> Iterator[pa.RecordBatch]:
         start = 0
-        sql = self._select(table, names)
+        sql = self._select(table, names, where)
         # Rows in the table's physical order, as they are read: a sequential scan that
         # starts at the first block (not where another scan is) on one process. An ORDER BY
         # would make the server read, convert (jsonb to text) and sort the whole table before

@@ -14,6 +14,7 @@ import pyarrow as pa
 from debugger.errors import SourceError
 from loaders.arrow_rows import conform, rows_to_batch, sqlite_text
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows
+from loaders.filter import Selection, where_sql
 from loaders.kinds import is_sqlite_file
 from loaders.prefetch import prefetched
 
@@ -144,13 +145,26 @@ class SqliteReader(SqlReader):
         return aligned_rows(min(batch_rows, BATCH_BYTES // per_row))
 
     def scan(
-        self, table: str, columns: list[str] | None = None, batch_rows: int = BATCH_ROWS
+        self,
+        table: str,
+        columns: list[str] | None = None,
+        batch_rows: int = BATCH_ROWS,
+        where: Selection | None = None,
     ) -> Iterator[pa.RecordBatch]:
         # read the next batch on a thread while the store validates and writes this one
-        return prefetched(self._scan(table, columns, batch_rows))
+        return prefetched(self._scan(table, columns, batch_rows, self.where(where)))
+
+    def where(self, sel: Selection | None) -> str:
+        """The SQL condition of a selection on this source (``TRUE`` without one)."""
+        if sel is None or not sel.filter:
+            return "TRUE"
+        time_type = None
+        if sel.filter.since is not None and sel.time_table and sel.time_column:
+            time_type = self.schema(sel.time_table).field(sel.time_column).type
+        return where_sql(sel, "sqlite", time_type, _quote)
 
     def _scan(
-        self, table: str, columns: list[str] | None, batch_rows: int
+        self, table: str, columns: list[str] | None, batch_rows: int, where: str = "TRUE"
     ) -> Iterator[pa.RecordBatch]:
         names = columns or self.columns(table)
         cols = ", ".join(_quote(c) for c in names)
@@ -160,18 +174,18 @@ class SqliteReader(SqlReader):
             if self._has_rowid(table):
                 after: object = None
                 if _fast_reader_available():
-                    after = yield from self._scan_fast(table, names, n, declared)
+                    after = yield from self._scan_fast(table, names, n, declared, where)
                     if after is _DONE:
                         return
-                query = f"SELECT rowid, {cols} FROM {_quote(table)}"
+                query = f"SELECT rowid, {cols} FROM {_quote(table)} WHERE ({where})"
                 if isinstance(after, int):
-                    query += f" WHERE rowid > {after}"
+                    query += f" AND rowid > {after}"
                 cur = self.con.execute(query + " ORDER BY rowid")
                 while rows := cur.fetchmany(n):
                     keys = [r[0] for r in rows]
                     yield rows_to_batch([r[1:] for r in rows], names, keys, declared)
             else:
-                cur = self.con.execute(f"SELECT {cols} FROM {_quote(table)}")
+                cur = self.con.execute(f"SELECT {cols} FROM {_quote(table)} WHERE ({where})")
                 start = 0
                 while rows := cur.fetchmany(n):
                     yield rows_to_batch(rows, names, range(start, start + len(rows)), declared)
@@ -180,7 +194,12 @@ class SqliteReader(SqlReader):
             raise self._fail(e, f"table {table}") from e
 
     def _scan_fast(
-        self, table: str, names: list[str], n: int, declared: dict[str, pa.DataType]
+        self,
+        table: str,
+        names: list[str],
+        n: int,
+        declared: dict[str, pa.DataType],
+        where: str = "TRUE",
     ) -> Generator[pa.RecordBatch, None, object]:
         """Stream a rowid table through ADBC's SQLite driver, straight into Arrow in C.
 
@@ -217,7 +236,8 @@ class SqliteReader(SqlReader):
                 handles.callback(stmt.close)
                 stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(n)})
                 stmt.set_sql_query(
-                    f"SELECT rowid AS _key, {cols} FROM {_quote(table)} ORDER BY rowid"
+                    f"SELECT rowid AS _key, {cols} FROM {_quote(table)} WHERE ({where}) "
+                    "ORDER BY rowid"
                 )
                 stream, _ = stmt.execute_query()
                 reader = pa.RecordBatchReader._import_from_c(stream.address)

@@ -160,8 +160,10 @@ _LG_SCHEMA = (
 )
 _LG_RUN_METADATA = (
     "LangGraph records no tool versions, and the model version only as the AI messages' "
-    "response_metadata.model_name: keep the versions in the config's metadata (LangGraph "
-    "copies it into every checkpoint's metadata) to compare them before a resume"
+    "response_metadata.model_name: keep the tool versions in the config's metadata as JSON "
+    'text, e.g. "metadata": {"tool_versions": json.dumps({"search": "1.2"})} (LangGraph copies '
+    "text values into every checkpoint's metadata, where the loader reads tool_versions) to "
+    "compare them before a resume"
 )
 
 LANGGRAPH = Runtime(

@@ -57,6 +57,16 @@ def _holds_rows(store_path: str) -> bool:
         return True
 
 
+def _filtered(filtered: dict[str, Any]) -> str:
+    """``runs a, b-* since 2026-11-01T00:00:00Z`` for the report's header."""
+    parts = []
+    if filtered.get("runs"):
+        parts.append("runs " + ", ".join(filtered["runs"]))
+    if filtered.get("since"):
+        parts.append(f"{'' if parts else 'runs '}with a checkpoint since {filtered['since']}")
+    return " ".join(parts)
+
+
 @command("import")
 @click.argument("source")
 @click.option(
@@ -83,6 +93,10 @@ def _holds_rows(store_path: str) -> bool:
 @click.option("--mapping", type=click.Path(), help="TOML mapping file for other table shapes.")
 @click.option("--batch-rows", type=click.IntRange(100), default=16_384, show_default=True,
               help="Rows per batch at most (memory bound; a power of two is used).")  # fmt: skip
+@click.option("--run", "runs", multiple=True, metavar="ID",
+              help="Only this run (a LangGraph thread); repeatable; globs: * ?")  # fmt: skip
+@click.option("--since", metavar="TIME",
+              help="Only runs with a checkpoint since TIME (ISO, or age: 7d).")  # fmt: skip
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def cmd(
     store_path: str | None,
@@ -91,6 +105,8 @@ def cmd(
     flavour: str,
     mapping: str | None,
     batch_rows: int,
+    runs: tuple[str, ...],
+    since: str | None,
     quiet: bool,
 ) -> None:
     """Import SOURCE (SQLite file, Parquet file/dir/glob, JSON file/dir, or postgresql:// URL).
@@ -103,6 +119,7 @@ def cmd(
       stepscope import postgresql://reader@db.internal/agents
       stepscope import histories/ --flavor temporal
       stepscope import agent_sessions.sqlite --flavor openai-agents
+      stepscope import agent.sqlite --run 'order-*' --since 7d
     """
     from loaders import ImportOptions, import_source
     from loaders.importer import check_source
@@ -111,6 +128,8 @@ def cmd(
         flavour=flavour,
         mapping=mapping,
         batch_rows=batch_rows,
+        runs=runs,
+        since=since,
         progress=None if as_json else _progress(quiet),
     )
     check_source(source, options)  # bad input fails before a store is created or locked
@@ -121,6 +140,8 @@ def cmd(
         emit_json(report.to_dict())
         return
     click.echo(f"{report.kind} ({report.flavour}) {report.location}")
+    if report.filtered:
+        click.echo(f"  only {_filtered(report.filtered)} (selected in the source's query)")
     for table, c in report.tables.items():
         click.echo(
             f"  {table:<12} read {c.read:>9,}  imported {c.imported:>9,}  "

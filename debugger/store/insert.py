@@ -209,7 +209,7 @@ def insert_checkpoints(
 def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
     con.execute("DROP VIEW IF EXISTS _typed_ids")
-    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd"):
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd", "_cand"):
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 

@@ -4,9 +4,10 @@ A live LangGraph database gains writes on checkpoints already imported (an ``__e
 ``__interrupt__``, a tool's answer, a child that turns a head into history). Their mapped row
 changes (metadata, pending effects), their identity does not. So a checkpoint already in the
 store is compared with the batch's row on its content (the state's hash, the documents' text
-and the other columns) in one SQL pass, and only the rows that differ are rewritten: a
-re-import ends where a fresh import of the same source would, and an unchanged source costs
-one comparison per row.
+and the other columns), and only the rows that differ are rewritten: a re-import ends where
+a fresh import of the same source would, and an unchanged source costs one comparison per
+row. The comparison is narrow first (identity, the state's hash, step and time), so a batch
+of new rows never reads the stored documents or stages its own.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import duckdb
 
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 
-_COMPARED = (
+_NARROW = (
     "x.state_hash IS DISTINCT FROM v.state_hash",
+    "x.step_index IS DISTINCT FROM v.step_index",
+    "x.created_at IS DISTINCT FROM v.created_at",
+)
+"""Stored columns compared with the batch's narrow staged keys (``_v``): no document read."""
+_COMPARED = (
     # a source without parents has them derived in the store (ingest.derive_parents)
     "(s.parent_id IS NOT NULL AND x.parent_id IS DISTINCT FROM s.parent_id)",
-    "x.step_index IS DISTINCT FROM v.step_index",
     "x.schema_version IS DISTINCT FROM s.schema_version",
-    "x.created_at IS DISTINCT FROM v.created_at",
     "x.tokens_spent IS DISTINCT FROM s.tokens_spent",
     "x.steps_spent IS DISTINCT FROM s.steps_spent",
     "x.wall_clock_ms IS DISTINCT FROM s.wall_clock_ms",
@@ -30,13 +34,18 @@ _COMPARED = (
     "CAST(x.tool_versions AS VARCHAR) IS DISTINCT FROM s.tool_versions",
     "CAST(x.metadata AS VARCHAR) IS DISTINCT FROM s.metadata",
 )
-"""Every stored column a source row decides (not the store's own keys and source id)."""
+"""With ``_NARROW``, every stored column a source row decides (not the store's own keys and
+source id)."""
 
 
 def update_changed_checkpoints(
     con: duckdb.DuckDBPyConnection, source_id: int, values_sql: str, keep: str
 ) -> int:
     """Rewrite stored checkpoints of the batch ``_v`` whose content changed; returns how many.
+
+    Narrow first: the batch's rows that are stored already are found on the staged keys
+    alone (``_cand``); a batch of new checkpoints (a thread that goes on from the previous
+    batch) stops there. Only for those rows are the documents staged and compared.
 
     Args:
         con: The import's connection (``_v``, ``_staged`` and ``_bruns`` exist).
@@ -47,14 +56,27 @@ def update_changed_checkpoints(
     """
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE _upd AS
+        CREATE OR REPLACE TEMP TABLE _cand AS
         SELECT x.ckpt_key, v._pos, v.run_id,
-               x.state_hash IS DISTINCT FROM v.state_hash AS state_changed
+               x.state_hash IS DISTINCT FROM v.state_hash AS state_changed,
+               ({" OR ".join(_NARROW)}) AS key_changed
         FROM _v v
         JOIN checkpoint_rows x ON x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id
-        JOIN (SELECT _pos, {values_sql} FROM _staged) s ON s._pos = v._pos
-        WHERE v._why IS NULL AND x.run_id IN (SELECT run_id FROM _bruns) {keep}
-          AND ({" OR ".join(_COMPARED)})"""
+        WHERE v._why IS NULL AND x.run_id IN (SELECT run_id FROM _bruns) {keep}"""
+    )
+    row = con.execute("SELECT count(*) FROM _cand").fetchone()
+    if not (row and row[0]):
+        return 0
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _upd AS
+        SELECT c.ckpt_key, c._pos, c.run_id, c.state_changed
+        FROM _cand c
+        JOIN checkpoint_rows x ON x.run_id = c.run_id AND x.ckpt_key = c.ckpt_key
+        JOIN (SELECT _pos, {values_sql} FROM _staged
+              WHERE _pos IN (SELECT _pos FROM _cand)) s ON s._pos = c._pos
+        WHERE x.run_id IN (SELECT run_id FROM _cand)
+          AND (c.key_changed OR {" OR ".join(_COMPARED)})"""
     )
     row = con.execute("SELECT count(*) FROM _upd").fetchone()
     n = int(row[0]) if row else 0

@@ -6,6 +6,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -91,6 +92,8 @@ class ImportSession:
         self.reasons: Counter[str] = Counter()
         self._derive_parents = False
         self._started = time.perf_counter()
+        self.filtered: dict[str, Any] | None = None
+        """What the import was limited to (``--run``/``--since``), for the report."""
         self._open = False
         self._uncommitted_bytes = 0
         self._stager: duckdb.DuckDBPyConnection | None = None
@@ -298,6 +301,7 @@ class ImportSession:
                 quarantine_reasons=dict(self.reasons.most_common()),
                 runs_touched=runs,
                 seconds=time.perf_counter() - self._started,
+                filtered=self.filtered,
             )
             t = report.total
             con.execute(

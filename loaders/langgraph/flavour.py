@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
@@ -39,11 +40,14 @@ from loaders.langgraph.map import (
     ms_between,
     run_id_of,
     tool_messages,
+    tool_versions_of,
     unanswered_tool_calls,
+    without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape
 from loaders.langgraph.tasks import (
+    call_errors,
     finished_tasks,
     next_tasks,
     pending_writes,
@@ -84,6 +88,29 @@ def select_all(table: str) -> str:
     return f"SELECT _pos, {', '.join(_names(table))} FROM _raw"
 
 
+def _utf8_array(values: list[bytes | None]) -> pa.Array:
+    """A string array of ``to_json`` texts, built from one joined buffer.
+
+    orjson writes UTF-8 only, so nothing is decoded or validated again; joining the texts
+    is one copy, where an array builder appends value by value and regrows its buffer
+    (states of ~100 KB make that most of the batch's cost).
+    """
+    sizes = [len(v) if v is not None else 0 for v in values]
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    if offsets[-1] >= 2**31:  # past 32-bit offsets: the builder makes a chunked array
+        return pa.array(values, type=pa.binary()).view(pa.string())
+    validity = None
+    if None in values:
+        validity = pa.array([v is not None for v in values], type=pa.bool_()).buffers()[1]
+    data = b"".join(v for v in values if v is not None)
+    return pa.Array.from_buffers(
+        pa.string(),
+        len(values),
+        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+    )
+
+
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
     names = _names(table)
@@ -97,8 +124,7 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
         elif n == "is_write":
             arrays.append(pa.array(values, type=pa.bool_()))
         elif n in _JSON_COLUMNS:
-            # orjson writes UTF-8 only: no decode to str and no re-validation by Arrow
-            arrays.append(pa.array(values, type=pa.binary()).view(pa.string()))
+            arrays.append(_utf8_array(values))
         else:
             arrays.append(_or_text(values, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=names)
@@ -267,12 +293,24 @@ class _Walk:
                 )  # fmt: skip
         return decoded, bad
 
+    def _fail_calls(
+        self, pending: list[dict[str, Any]], tasks: list[Any], data: dict[str, Any], step: int
+    ) -> None:
+        """Link the head's unanswered calls to the error of the task that ran them."""
+        if not pending or not any(t.errors for t in tasks):
+            return
+        by_call, other = call_errors(tasks, data)
+        for p in pending:
+            error = by_call.get(str(p["tool_call_id"])) or other
+            if error:
+                self.tape.fail(str(p["tool_call_id"]), error, step)
+
     def _mapped(
         self, ck: RawCheckpoint, run: str, data: dict[str, Any], meta: dict[str, Any]
     ) -> dict[str, Any]:
         values = data.get("channel_values") or {}
         state = {k: v for k, v in values.items() if not is_internal(k)}
-        internal = {k: v for k, v in values.items() if is_internal(k)}
+        internal = without_state_copies({k: v for k, v in values.items() if is_internal(k)}, state)
         step = meta.get("step") if isinstance(meta.get("step"), int) else None
         ts = data.get("ts")
         if self.first_ts is None:
@@ -290,6 +328,7 @@ class _Walk:
             answers = tool_messages(decoded)
             self.tape.answer(answers, step if step is not None else 0)
             pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
+            self._fail_calls(pending, tasks, data, step if step is not None else 0)
         md = {**meta, **status_fields(tasks, ck.has_child, nexts, step), "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
@@ -312,8 +351,8 @@ class _Walk:
             "wall_clock_ms": ms_between(self.first_ts, ts),
             "pending_effects": to_json(pending),
             "model_version": model,
-            "tool_versions": None,
-            "metadata": to_json(md),
+            "tool_versions": tool_versions_of(meta),
+            "metadata": self.memo.to_json(md),
             "_new_ai": new_ai,
         }
 
@@ -322,6 +361,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
     """Checkpoints written by LangGraph's SqliteSaver or PostgresSaver."""
 
     name = "langgraph"
+    filters = True
 
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:
@@ -334,7 +374,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
                 "or checkpoints + checkpoint_blobs + checkpoint_writes in Postgres)",
                 "use --flavor auto",
             )
-        tables = LangGraphTables(reader)
+        tables = LangGraphTables(reader, self.rows)
         walk = _Walk(tables, self.batch_rows)
         total = tables.count()
         while not walk.done:

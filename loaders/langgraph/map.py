@@ -79,6 +79,58 @@ def decode_checkpoint(dec: SafeDecoder, ck: RawCheckpoint, saver: str) -> dict[s
     return data
 
 
+def _same(value: Any, kept: Any) -> bool:
+    """True when ``value`` is the state's value: the same object, or a list of the same
+    objects (the decoder shares a repeated value, so identity is the test)."""
+    if value is kept:
+        return True
+    if not (isinstance(value, list) and isinstance(kept, list) and len(value) == len(kept)):
+        return False
+    return all(a is b for a, b in zip(value, kept, strict=True))
+
+
+def same_as_state(channel: str) -> dict[str, str]:
+    """What stands in ``metadata.internal_channels`` for a copy of a state channel."""
+    return {"__type__": "stepscope.same_as", "of": f"working_state.{channel}"}
+
+
+def without_state_copies(value: Any, state: dict[str, Any], depth: int = 0) -> Any:
+    """``value`` with each copy of a state channel in it replaced by :func:`same_as_state`.
+
+    A ``Send`` in ``__pregel_tasks`` carries the graph's whole state to the node it starts
+    (the prebuilt ReAct agent sends each tool call with it): kept as is, every such
+    checkpoint would store its messages twice.
+    """
+    if isinstance(value, dict) and depth <= 8:
+        out = {}
+        for k, v in value.items():
+            if depth and isinstance(v, list | dict) and k in state and _same(v, state[k]):
+                out[k] = same_as_state(k)
+            else:
+                out[k] = without_state_copies(v, state, depth + 1)
+        return out
+    if isinstance(value, list) and depth <= 8:
+        return [without_state_copies(v, state, depth + 1) for v in value]
+    return value
+
+
+def tool_versions_of(meta: dict[str, Any]) -> bytes | None:
+    """``tool_versions`` from the checkpoint's metadata, as JSON text (None when absent).
+
+    LangGraph copies only the str, int, float and bool values of the config's ``metadata``
+    and ``configurable`` into a checkpoint's metadata, so an application records its tool
+    versions as JSON text: ``"metadata": {"tool_versions": json.dumps({"search": "1.2"})}``.
+    An object (a saver that keeps one) is read as well; anything else is left in metadata.
+    """
+    value = meta.get("tool_versions")
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return to_json(value) if isinstance(value, dict) and value else None
+
+
 def decode_metadata(dec: SafeDecoder, raw: Any) -> dict[str, Any]:
     """The checkpoint's metadata (JSON text in both savers)."""
     if raw is None:
@@ -216,6 +268,27 @@ class MessageMemo:
                 out.append(hit)
                 shadow[name] = hit[1].fragment
         return StateScan(out, new, to_json(shadow))
+
+    def to_json(self, value: Any) -> bytes:
+        """``to_json(value)``, with the messages this run has seen embedded as their text.
+
+        A checkpoint's metadata can repeat the state: a ``Send`` in ``__pregel_tasks`` (the
+        prebuilt ReAct agent's tool calls) carries the whole message list. Those messages
+        are the decoder's shared objects, already serialized by :meth:`scan`.
+        """
+        return to_json(self._shadow(value, 0))
+
+    def _shadow(self, value: Any, depth: int) -> Any:
+        if isinstance(value, dict):
+            hit = self._seen.get(id(value))
+            if hit is not None:
+                return hit[1].fragment
+            if depth > 32:  # deeper than any message list: leave it to to_json
+                return value
+            return {k: self._shadow(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._shadow(v, depth + 1) for v in value]
+        return value
 
 
 IDEMPOTENCY_ARGS = "STEPSCOPE_IDEMPOTENCY_ARGS"

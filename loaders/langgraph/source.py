@@ -16,16 +16,36 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from loaders.arrow_rows import Undecodable
 from loaders.base import Dialect, SqlReader
+from loaders.filter import RunFilter, quote_text, run_sql
 
 SQLITE_TABLES = {"checkpoints", "writes"}
 POSTGRES_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
 CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id"}
+UNREAD_WRITES = ("__pregel_tasks",)
+"""Write channels whose values are not read (only that the task wrote them)."""
 FETCH = 500
 """Rows a fetch; a checkpoint row can hold a whole state (tens of KB)."""
+_UUID_EPOCH = 0x01B21DD213814000
+"""100-ns intervals from the UUID epoch (1582-10-15) to the Unix epoch."""
+
+
+def uuid6_floor(when: datetime) -> str:
+    """The smallest text of a version-6 UUID made at or after ``when``.
+
+    LangGraph names checkpoints with version-6 UUIDs (``langgraph.checkpoint.base.id``):
+    the first 60 bits are the time, written most significant first, so comparing the text
+    compares the times, and ``checkpoint_id >= uuid6_floor(t)`` selects the checkpoints
+    written since ``t`` with the key the savers index, without decoding a row.
+    """
+    micros = (when - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    ticks = micros * 10 + _UUID_EPOCH
+    high = (ticks >> 12) & 0xFFFFFFFFFFFF
+    return f"{high >> 16:08x}-{high & 0xFFFF:04x}-6{ticks & 0xFFF:03x}"
 
 
 @dataclass
@@ -119,16 +139,30 @@ def _flat(batches: Iterator[list[Any]]) -> Iterator[Any]:
 class LangGraphTables:
     """Ordered access to the checkpoints of either saver through a reader."""
 
-    def __init__(self, reader: SqlReader) -> None:
+    def __init__(self, reader: SqlReader, rows: RunFilter | None = None) -> None:
         self.reader = reader
         self.saver: Dialect = reader.dialect
+        self.rows = rows or RunFilter()
+
+    def _where(self, alias: str = "") -> str:
+        """The threads ``--run``/``--since`` select, as a condition (a thread is a run; its
+        subgraphs' namespaces come with it)."""
+        col = f"{alias}thread_id"
+        parts = [run_sql(self.rows.runs, self.saver, col)] if self.rows.runs else []
+        if self.rows.since is not None:
+            bound = quote_text(uuid6_floor(self.rows.since), self.saver)
+            c = ' COLLATE "C"' if self.saver == "postgres" else ""
+            parts.append(
+                f"{col} IN (SELECT thread_id FROM checkpoints WHERE checkpoint_id{c} >= {bound})"
+            )
+        return " AND ".join(parts) or "TRUE"
 
     def _stream(self, sql: str) -> Iterator[Any]:
         return _flat(self.reader.stream(sql, size=FETCH, what="the LangGraph tables"))
 
     def count(self) -> int | None:
-        """Number of checkpoints, for progress."""
-        return self.reader.count("checkpoints")
+        """Number of checkpoints, for progress (None when only some runs are read)."""
+        return None if self.rows else self.reader.count("checkpoints")
 
     def _order(self, cols: str) -> str:
         if self.saver == "postgres":
@@ -140,7 +174,8 @@ class LangGraphTables:
         if self.saver == "sqlite":
             return (
                 "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, "
-                f"c.type, c.checkpoint, c.metadata FROM checkpoints c ORDER BY {order}"
+                f"c.type, c.checkpoint, c.metadata FROM checkpoints c WHERE {self._where('c.')} "
+                f"ORDER BY {order}"
             )
         # Sorted first (a plain subquery, fenced by OFFSET 0) so the sort does not carry the
         # blobs; each blob is then fetched by its full primary key (LIMIT 1 keeps the planner
@@ -157,7 +192,8 @@ class LangGraphTables:
                              AND x.channel = v.key AND x.version = v.value
                            LIMIT 1) b
                      WHERE b.type IS DISTINCT FROM 'empty')
-            FROM (SELECT * FROM checkpoints c ORDER BY {order} OFFSET 0) c"""
+            FROM (SELECT * FROM checkpoints c WHERE {self._where("c.")}
+                  ORDER BY {order} OFFSET 0) c"""
 
     def _writes_sql(self) -> str:
         table = "writes" if self.saver == "sqlite" else "checkpoint_writes"
@@ -165,21 +201,26 @@ class LangGraphTables:
         cols = set(self.reader.columns(table))
         path = "task_path" if "task_path" in cols else "''"
         order = self._order("thread_id, checkpoint_ns, checkpoint_id, task_id")
+        # A task's Sends (__pregel_tasks) are in the next checkpoint's channel values too,
+        # where they are read; the write's copy (with the prebuilt agent, the whole state
+        # once per tool call) would only be decoded to be thrown away.
+        unread = ", ".join(f"'{c}'" for c in UNREAD_WRITES)
         return (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, "
-            f"type, {value} FROM {table} ORDER BY {order}, idx"
+            f"type, CASE WHEN channel IN ({unread}) THEN NULL ELSE {value} END "
+            f"FROM {table} WHERE {self._where()} ORDER BY {order}, idx"
         )
 
     def _parents_sql(self) -> str:
+        where = f"parent_checkpoint_id IS NOT NULL AND {self._where()}"
         if self.saver == "sqlite":
             return (
                 "SELECT DISTINCT thread_id, checkpoint_ns, parent_checkpoint_id FROM checkpoints "
-                "WHERE parent_checkpoint_id IS NOT NULL ORDER BY 1, 2, 3"
+                f"WHERE {where} ORDER BY 1, 2, 3"
             )
         return (
             'SELECT DISTINCT thread_id COLLATE "C", checkpoint_ns COLLATE "C", '
-            'parent_checkpoint_id COLLATE "C" FROM checkpoints '
-            "WHERE parent_checkpoint_id IS NOT NULL ORDER BY 1, 2, 3"
+            f'parent_checkpoint_id COLLATE "C" FROM checkpoints WHERE {where} ORDER BY 1, 2, 3'
         )
 
     def checkpoints(self) -> Iterator[RawCheckpoint]:

@@ -117,6 +117,14 @@ class Tape:
             if m.get("status") == "error":
                 row["error"] = content if isinstance(content, str) else to_json(content).decode()
 
+    def fail(self, call_id: str, error: str, step: int) -> None:
+        """Mark an unanswered call with the error of the task that ran it (a tool that
+        raised without a ``ToolNode`` turning the exception into a tool message), on the
+        step of the checkpoint the failed superstep started from."""
+        row_id = self._latest.get(call_id)
+        if row_id is not None and self.calls[row_id]["response"] is None:
+            self.calls[row_id].update(error=error, step_index=step)
+
     def rows(self) -> list[dict[str, Any]]:
         """The run's calls in ``seq`` order."""
         return list(self.calls.values())

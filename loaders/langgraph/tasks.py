@@ -118,7 +118,8 @@ def _task_name(path: str) -> str:
     if parts[0] == PULL_PATH and len(parts) > 1:
         return parts[1]
     if parts[0] == PUSH_PATH and len(parts) > 1:
-        return f"push:{parts[1]}"
+        # the index as next_tasks names it (the path pads it: 0000000003)
+        return f"push:{int(parts[1])}" if parts[1].isdigit() else f"push:{parts[1]}"
     return path
 
 
@@ -194,6 +195,34 @@ def status_fields(
     if done_q and not errors:
         out.update(resolved_interrupts=done_q, resume=resumes)
     return out
+
+
+def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str, str], str | None]:
+    """The errors of the tasks that raised, for the tool calls they were running.
+
+    A ``Send`` task (``push:<i>``) whose argument names a tool call (the prebuilt agent's
+    ``tool_call``) ran that call; any other task that raised (a ``ToolNode`` pulled by its
+    node) ran the calls still unanswered.
+
+    Returns:
+        Errors by tool call id, and the error of the other failed tasks (None if none).
+    """
+    sends = (data.get("channel_values") or {}).get("__pregel_tasks")
+    by_call: dict[str, str] = {}
+    other = []
+    for t in tasks:
+        if t.produced or not t.errors:
+            continue
+        call = None
+        if t.name.startswith("push:") and t.name[5:].isdigit() and isinstance(sends, list):
+            i = int(t.name[5:])
+            arg = sends[i].get("arg") if i < len(sends) and isinstance(sends[i], dict) else None
+            call = arg.get("tool_call") if isinstance(arg, dict) else None
+        if isinstance(call, dict) and call.get("id"):
+            by_call[str(call["id"])] = "; ".join(t.errors)
+        else:
+            other += t.errors
+    return by_call, "; ".join(other) or None
 
 
 def pending_writes(decoded: list[tuple[RawWrite, Any]]) -> list[dict[str, Any]]:
