@@ -84,6 +84,7 @@ def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
     st.session_state["audit_last_rows"] = selected_rows
     choice = str(st.selectbox("Run", runs, key="audit_run"))
     st.query_params["run"] = choice  # the URL names the run, so a link opens this view
+    st.session_state["_audit_url"] = choice  # our own address is no new link to follow
     return choice
 
 

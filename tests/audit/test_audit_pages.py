@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from debugger.model import AuditReport
 from tests.fixtures.audit import MIGRATIONS
-from tests.ui.helpers import open_app
+from tests.ui.helpers import open_app, texts
 
 
 def _open(store: Path, url: str, module: str | None = None, **query: str) -> AppTest:
@@ -19,9 +19,8 @@ def _open(store: Path, url: str, module: str | None = None, **query: str) -> App
 
 
 def _text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
-    parts += [w.value for w in at.warning] + [c.value for c in at.caption]
-    return "\n".join(str(p) for p in parts)
+    """The page's text, as a person reads it: see tests.ui.helpers.texts."""
+    return texts(at)
 
 
 def test_audit_page_shows_verdicts_and_one_runs_findings(audit_runs: Path) -> None:
