@@ -230,7 +230,7 @@ def main(argv: list[str]) -> int:
     events = _Events(_take_stdout(output_dir))
     sys.dont_write_bytecode = True
 
-    runners: list[Runner] = []
+    runners: list[Any] = []  # Runner, or a graph's runner: both have ctx.step_index
 
     def record(kind: str, detail: str) -> None:
         step = runners[0].ctx.step_index if runners else int(data["from_step"])
@@ -240,6 +240,10 @@ def main(argv: list[str]) -> int:
     guard.block_network(record)
     guard.install_audit_hook(record, [output_dir])
     events.emit("started", pid=os.getpid())
+    if data.get("graph"):  # a LangGraph graph instead of a step(state, ctx) agent
+        from debugger.replay.graph.child import run_graph
+
+        return run_graph(data, events, runners)
     setup = _setup(data, events)
     if setup is None:
         return 3

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +68,13 @@ def replay(
     store: Store | str | os.PathLike[str],
     run_id: str,
     from_step: int,
-    agent: str,
+    agent: str | None = None,
     mocks: str | None = None,
     mode: str = "strict",
     *,
+    graph: str | None = None,
+    writes: Sequence[str] = (),
+    resume: Sequence[Any] = (),
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_steps: int = DEFAULT_MAX_STEPS,
     memory_mb: int = DEFAULT_MEMORY_MB,
@@ -86,6 +89,10 @@ def replay(
         run_id: the original run.
         from_step: the checkpoint to start from (its budgets are carried on, never reset).
         agent: ``module:attribute`` of an object with ``step(state, ctx)`` and ``is_done``.
+        graph: instead of ``agent``, ``module:attribute`` of a LangGraph graph (compiled, a
+            builder, or a function returning either) for a run LangGraph wrote.
+        writes: graph replays: tool names that write (besides marks and the name rule).
+        resume: graph replays: answers for interrupts the recording cannot answer, in order.
         mocks: module answering calls the tape cannot (a value or callable per tool name).
         mode: ``strict`` stops at the first divergence; ``lenient`` goes on with mocks, or
             with an error returned to the agent where none fits.
@@ -104,21 +111,34 @@ def replay(
         ReplaySetupError: the agent or mocks cannot be imported, or the state cannot migrate.
         StoreError: the store cannot be written (held by the app, or opened read-only).
     """
+    agent = _target(agent, graph)
     _check_args(agent, mode, timeout_s, max_steps, memory_mb)
     started = time.perf_counter()
     with writable(store) as s:
         inputs = load_inputs(s, run_id, from_step)
+        if graph:  # a LangGraph run: its tape, writes and checkpoints are read differently
+            from debugger.replay.graph import original
+
+            graph_input = original.child_graph_input(s, inputs, writes, resume)
+            inputs = original.with_in_flight(s, inputs)
         replay_id = next_replay_id(s, run_id)
         root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
     out = _fresh_dir(root)
     settings = {"agent": agent, "mocks": mocks, "mode": mode, "max_steps": max_steps,
                 "memory_mb": memory_mb, "migrations": migrations}  # fmt: skip
     input_path = out / "input.json"
-    input_path.write_bytes(orjson.dumps(child_input(inputs, replay_id, settings, out),
-                                        option=orjson.OPT_NON_STR_KEYS, default=repr))  # fmt: skip
+    document = child_input(inputs, replay_id, settings, out)
+    if graph:
+        document["graph"] = graph_input
+    input_path.write_bytes(orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS,
+                                        default=repr))  # fmt: skip
     ready: dict[str, Any] = {}
     child = run_child(input_path, out, timeout_s, _on_event(inputs, ready, progress))
     _raise_setup_error(child, out, agent, mocks)
+    if graph:
+        calls = [c for ev in child.steps for c in ev.get("calls") or []]
+        with writable(store) as s:
+            inputs = original.with_original_writes(s, inputs, calls, writes)
     report = _report(inputs, child, replay_id, settings, ready, out, timeout_s)
     write_sqlite(out / "replay.sqlite", inputs, child, report, ready)
     report = _with_seconds(report, time.perf_counter() - started)
@@ -126,6 +146,16 @@ def replay(
     with writable(store, saved=out / "replay.sqlite") as s:
         import_replay(s, out / "replay.sqlite")
     return report
+
+
+def _target(agent: str | None, graph: str | None) -> str:
+    if bool(agent) == bool(graph):
+        raise ReplaySetupError(
+            "name exactly one of an agent and a graph",
+            "pass --agent MODULE:ATTR for a step(state, ctx) agent, or --graph MODULE:ATTR "
+            "for a LangGraph run",
+        )
+    return str(agent or graph)
 
 
 def _check_args(agent: str, mode: str, timeout_s: float, max_steps: int, memory_mb: int) -> None:
@@ -242,6 +272,9 @@ def _raise_setup_error(child: ChildResult, out: Path, agent: str, mocks: str | N
         raise ReplaySetupError(f"cannot import the agent {agent}: {message}",
                                "check the module:attribute name and that the module is on "
                                "PYTHONPATH")  # fmt: skip
+    if err["what"] in ("graph", "restore"):
+        what = "load the graph" if err["what"] == "graph" else "restore the checkpoint in"
+        raise ReplaySetupError(f"cannot {what} {agent}: {message}", str(err.get("hint") or ""))
     if err["what"] == "mocks":
         raise ReplaySetupError(f"cannot import the mocks module {mocks}: {message}",
                                "pass an importable module name with --mocks")  # fmt: skip

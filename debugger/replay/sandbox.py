@@ -135,7 +135,18 @@ class SandboxContext:
         return response  # type: ignore[no-any-return]
 
     # -- answering ------------------------------------------------------------------------
-    def _call(self, kind: str, name: str, request: Any, key: str | None, is_write: bool) -> Any:
+    def _call(
+        self,
+        kind: str,
+        name: str,
+        request: Any,
+        key: str | None,
+        is_write: bool,
+        where: tuple[Tape, int] | None = None,
+    ) -> Any:
+        """Answer one call; ``where`` is the tape and step to look it up in (a LangGraph
+        subgraph's calls are on its own namespace's tape), by default this step's."""
+        tape, tape_step = where or (self.tape, self.step_index)
         record: dict[str, Any] = {
             "step_index": self.step_index, "seq": self.seq, "kind": kind, "name": name,
             "request": request, "idempotency_key": key, "is_write": is_write,
@@ -145,7 +156,7 @@ class SandboxContext:
         if self.beyond_original:
             record["status"] = "beyond_original"
             return self._fallback(record, kind, name, request, key)
-        match = self.tape.match(self.step_index, kind, name, request, key)
+        match = tape.match(tape_step, kind, name, request, key)
         record["status"] = match.status
         record["tape_seq"] = match.entry.seq if match.entry else None
         if match.status == "matched" and match.entry is not None:
