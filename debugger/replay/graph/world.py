@@ -20,6 +20,7 @@ its name reads as a read (:data:`READ_VERBS`).
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 from collections.abc import Iterable
@@ -125,6 +126,16 @@ class GraphContext(SandboxContext):
         with self.lock:
             answer = self._call(kind, name, request, key, write, self.where(ns, ns_step))
             return answer, self.calls[-1].get("source")
+
+    @staticmethod
+    def _call_mock(mock: Any, kind: str, request: Any, key: str | None, is_write: bool) -> Any:
+        """A graph's tool mock takes the tool's arguments, writes too (the key is one of
+        them); the model's mock takes the request (``{"messages": [ids]}``)."""
+        if not callable(mock):
+            return copy.deepcopy(mock)
+        if kind == "model":
+            return mock(copy.deepcopy(request))
+        return mock(**(copy.deepcopy(request) if isinstance(request, dict) else {}))
 
     def unused_model_entries(self) -> list[TapeEntry]:
         """This step's recorded model calls the replay did not make (yet)."""
