@@ -145,11 +145,11 @@ def cmd(
     if graph:
         settings.update(writes=_names(writes), resume=[_json_arg(r) for r in resume])
     path = resolve_store(store_path)
-    kind = "graph" if graph else "agent"
     report = replay(path, run_id, from_step, agent, graph=graph, **settings)
     base = None
     if baseline and baseline != (graph or agent):
-        base = replay(path, run_id, from_step, **{kind: baseline}, **settings)
+        settings["graph" if graph else "agent"] = baseline
+        base = replay(path, run_id, from_step, **settings)
     if not (as_json or quiet) and sys.stderr.isatty():
         click.echo("", err=True)
     if as_json:

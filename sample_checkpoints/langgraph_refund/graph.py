@@ -163,7 +163,7 @@ def _fixed_tools(state: Desk) -> dict[str, Any]:
 
 def build(fixed: bool = False) -> Any:
     """The graph builder (``fixed``: with the key check before paying)."""
-    g = StateGraph(Desk)
+    g: Any = StateGraph(Desk)
     g.add_node("agent", _agent)
     g.add_node("tools", _fixed_tools if fixed else ToolNode(TOOLS, handle_tool_errors=False))
     g.add_edge(START, "agent")

@@ -19,15 +19,20 @@ from debugger.replay.graph.world import WRITE_MARK, GraphContext, is_write
 from loaders.langgraph.map import idempotency_args, key_in
 
 
-def _where() -> tuple[str, int | None]:
+def _where() -> tuple[str, int | None, int | None]:
+    """The calling task's graph namespace, that graph's step, and its ``Send`` index."""
     from langchain_core.runnables.config import var_child_runnable_config
 
     config = var_child_runnable_config.get() or {}
     ns = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
-    step = (config.get("metadata") or {}).get("langgraph_step")
+    meta = config.get("metadata") or {}
+    step = meta.get("langgraph_step")
+    path: Any = meta.get("langgraph_path") or ()
+    push = path[1] if len(path) > 1 and path[0] == "__pregel_push" else None
     # a node's own namespace is ``node:task``; its subgraph's calls have a parent part
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
-    return parent, step if isinstance(step, int) else None
+    return (parent, step if isinstance(step, int) else None,
+            push if isinstance(push, int) else None)  # fmt: skip
 
 
 def _as_ai_message(value: Any) -> Any:
@@ -54,8 +59,7 @@ class Interceptor:
     def model(self, messages: list[Any], model_name: str) -> Any:
         """The recorded AI message for one prompt."""
         request = {"messages": [m.id for m in messages if getattr(m, "id", None)]}
-        ns, ns_step = _where()
-        answer, _ = self.ctx.graph_call("model", model_name, request, None, False, ns, ns_step)
+        answer, _ = self.ctx.graph_call("model", model_name, request, None, False, _where())
         return _as_ai_message(answer)
 
     # -- tools ----------------------------------------------------------------------------
@@ -66,8 +70,7 @@ class Interceptor:
         write = is_write(tool.name, self.ctx.writes, mark if isinstance(mark, bool) else None)
         self.write_names[tool.name] = write
         key = key_in(args, self.key_names)
-        ns, ns_step = _where()
-        answer, source = self.ctx.graph_call("tool", tool.name, args, key, write, ns, ns_step)
+        answer, source = self.ctx.graph_call("tool", tool.name, args, key, write, _where())
         recorded = self.ctx.answers.get(tool_call_id) if tool_call_id else None
         if recorded is not None and source == "tape":
             return revive(recorded)

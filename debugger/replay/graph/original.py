@@ -122,6 +122,7 @@ def child_graph_input(
             "replay it with --agent MODULE:ATTR, or import the LangGraph database first",
         )
     start, lineage = inputs.start, inputs.lineage
+    head = lineage[-1] if lineage else start
     spaces = _namespaces(store, run_id)
     everything = [c for cks, _ in spaces.values() for c in cks] + store.checkpoints(run_id)
     ids = [["", c.step_index, c.checkpoint_id] for c in lineage]
@@ -139,6 +140,8 @@ def child_graph_input(
             for ns, (cks, tape) in spaces.items()
         },
         "ids": ids,
+        # a run parked on interrupt() recorded the question of the step after its head
+        "last_step": head.step_index + 1 if head.metadata.get("interrupt") else None,
         "resume": resume_at,
         "resume_given": list(resume),
         "writes": list(writes),

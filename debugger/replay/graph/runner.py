@@ -46,9 +46,9 @@ class GraphRunner:
         self.step = int(data["from_step"])
         self.budgets = dict(data["start"]["budgets"])
         self.originals = {int(k): v["state"] for k, v in data["original"].items()}
-        last = data.get("original_last_step")
-        self.original_last: int | None = None if last is None else int(last)
         g = data["graph"]
+        steps = [s for s in (data.get("original_last_step"), g.get("last_step")) if s is not None]
+        self.original_last: int | None = max(int(s) for s in steps) if steps else None
         self.recorded_resume = {int(k): list(v) for k, v in (g.get("resume") or {}).items()}
         self.given_resume = list(g.get("resume_given") or [])
         self.seen = message_facts(data["start"]["state"])
@@ -113,9 +113,13 @@ class GraphRunner:
 
         payload: Any = None
         stalled = 0
+        stops: dict[str, Any] = {"interrupt_after": "*"}
+        if tuple(self.graph.get_state(self.config).next) == ("__start__",):
+            # the input's own node is hidden from interrupt_after: stop before the next one
+            stops["interrupt_before"] = "*"
         while True:
-            for _ in self.graph.stream(payload, self.config, interrupt_after="*",
-                                       durability="sync", stream_mode="updates"):  # fmt: skip
+            for _ in self.graph.stream(payload, self.config, durability="sync",
+                                       stream_mode="updates", **stops):  # fmt: skip
                 pass
             snap = self.graph.get_state(self.config)
             if int((snap.metadata or {}).get("step", self.step)) > self.step:

@@ -70,6 +70,14 @@ class GraphTape(Tape):
                 if e.kind == "tool":
                     e.error = None
 
+    push_index: int | None = None
+    """The ``Send`` index of the task calling now: the i-th branch gets the i-th of the
+    step's recorded answers to the same request (writes apply in task order)."""
+
+    def _ranked(self, step: int, mine: bytes) -> list[TapeEntry]:
+        entries = self.by_step.get(step, [])
+        return [e for e in entries if e.kind == "model" and self._strip(step, e.request) == mine]
+
     def _strip(self, step: int, request: Any) -> bytes:
         new = self.new_ids.get(step, set())
         ids = request.get("messages") if isinstance(request, dict) else None
@@ -89,6 +97,9 @@ class GraphTape(Tape):
         if kind == "model":
             mine = self._strip(step, request)
             same = [e for e in candidates if self._strip(step, e.request) == mine]
+            ranked = self._ranked(step, mine)
+            if self.push_index is not None and self.push_index < len(ranked):
+                same = [e for e in [ranked[self.push_index]] if not e.used] or same
         else:
             mine = canonical(request)
             same = [e for e in candidates if e._canon == mine]
@@ -120,11 +131,22 @@ class GraphContext(SandboxContext):
         return tape, ns_step
 
     def graph_call(self, kind: str, name: str, request: Any, key: str | None, write: bool,
-                   ns: str = "", ns_step: int | None = None) -> tuple[Any, str | None]:  # fmt: skip
+                   where: tuple[str, int | None, int | None] = ("", None, None),
+                   ) -> tuple[Any, str | None]:  # fmt: skip
         """One call from the graph, answered and noted; returns the answer and its source
-        (``tape`` or ``mock``)."""
+        (``tape`` or ``mock``). ``where``: the namespace, its step, and the ``Send`` index
+        of the calling task."""
+        ns, ns_step, push = where
         with self.lock:
-            answer = self._call(kind, name, request, key, write, self.where(ns, ns_step))
+            found = self.where(ns, ns_step)
+            tape = found[0] if found else self.tape
+            if isinstance(tape, GraphTape):
+                tape.push_index = push
+            try:
+                answer = self._call(kind, name, request, key, write, found)
+            finally:
+                if isinstance(tape, GraphTape):
+                    tape.push_index = None
             return answer, self.calls[-1].get("source")
 
     @staticmethod
