@@ -73,7 +73,8 @@ def tool_answers(checkpoints: Iterable[Checkpoint]) -> dict[str, Any]:
     return out
 
 
-def _start(c: Checkpoint) -> dict[str, Any]:
+def start_input(c: Checkpoint) -> dict[str, Any]:
+    """The starting checkpoint as the child restores it."""
     md = c.metadata
     return {
         "checkpoint_id": c.checkpoint_id,
@@ -132,7 +133,7 @@ def child_graph_input(
                  if c.metadata.get("resume")}  # fmt: skip
     return {
         "thread_id": (start.metadata.get("langgraph") or {}).get("thread_id") or run_id,
-        "start": _start(start),
+        "start": start_input(start),
         "answers": tool_answers(everything),
         "new_ids": _keyed(new_ids([start, *lineage])),
         "namespaces": {

@@ -78,7 +78,10 @@ def _build(tag: str, fields: dict[str, Any]) -> Any:
     if kind == "enum":
         return _class(path)(revive(fields["value"]))
     if kind == "dataclass":
-        return _dataclass(_class(path), {k: revive(v) for k, v in fields.items()})
+        cls = _class(path)
+        plain = _dataclass(cls, {k: revive(v) for k, v in fields.items()})
+        # its fields' declared types bring back what the decoder flattened (a set, a date)
+        return coerce(plain, cls, {"__type__": tag, **fields}, rebuild=True)
     if kind == "object":
         return _class(path)(*revive(fields.get("args") or []))
     raise ReviveError(f"no way to rebuild a value tagged {tag!r}")
@@ -93,6 +96,12 @@ def _dataclass(cls: Any, fields: dict[str, Any]) -> Any:
     for k, v in fields.items():
         if k not in init:
             object.__setattr__(obj, k, v)
+    return obj
+
+
+def _fields(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     return obj
 
 
@@ -120,20 +129,22 @@ def same_json(a: Any, b: Any) -> bool:
     return orjson.dumps(a, option=opt, default=repr) == orjson.dumps(b, option=opt, default=repr)
 
 
-def coerce(value: Any, typ: Any, stored: Any) -> Any:
+def coerce(value: Any, typ: Any, stored: Any, rebuild: bool = False) -> Any:
     """``value`` validated as ``typ`` when that restores a type and keeps the stored JSON.
 
     Args:
         value: the revived value.
         typ: the channel's declared type (None when the graph declares none).
         stored: the JSON the store holds for it.
+        rebuild: validate a dataclass from its fields (pydantic passes instances through).
     """
     if typ is None or typ is Any:
         return value
     try:
         from pydantic import TypeAdapter
 
-        candidate = TypeAdapter(typ).validate_python(value)
+        given = _fields(value) if rebuild else value
+        candidate = TypeAdapter(typ).validate_python(given)
     except Exception:  # a type pydantic cannot validate: keep the revived value
         return value
     try:
