@@ -132,10 +132,10 @@ def cmd(
           --agent sample_checkpoints.refund_desk.agent:fixed_agent \\
           --baseline sample_checkpoints.refund_desk.agent:agent \\
           --mocks sample_checkpoints.refund_desk.replay_mocks
-      stepscope replay refund-thread --from 2 \\
-          --graph sample_checkpoints.langgraph_refund:fixed_graph \\
-          --baseline sample_checkpoints.langgraph_refund:graph \\
-          --mocks sample_checkpoints.langgraph_refund_mocks --mode lenient
+      stepscope replay refund-A-7 --from 3 \\
+          --graph sample_checkpoints.langgraph_refund.graph:fixed_graph \\
+          --baseline sample_checkpoints.langgraph_refund.graph:graph \\
+          --mocks sample_checkpoints.langgraph_refund.replay_mocks
     """
     settings: dict[str, Any] = dict(
         mocks=mocks, mode=mode, timeout_s=timeout_s, max_steps=max_steps,

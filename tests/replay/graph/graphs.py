@@ -65,6 +65,12 @@ def react_graph() -> Any:
     return create_react_agent(Exploding(script=[]), [lookup_exploding])
 
 
+def react_marked_graph() -> Any:
+    """The agent again, its lookup marked as a write (``metadata``, as a user would)."""
+    marked = lookup_exploding.model_copy(update={"metadata": {"stepscope_write": True}})
+    return create_react_agent(Exploding(script=[]), [marked])
+
+
 def react_real(rounds: int = 40) -> Any:
     """The same agent with its real (scripted) model and tool, for the benchmark's peer."""
     return create_react_agent(ScriptedModel(script=react_script(rounds)), [lookup])

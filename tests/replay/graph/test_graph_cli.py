@@ -16,6 +16,7 @@ from tests.replay.graph.conftest import Written
 
 DESK = "sample_checkpoints.langgraph_refund.graph"
 MOCKS = "sample_checkpoints.langgraph_refund.replay_mocks"
+GRAPHS = "tests.replay.graph.graphs"
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -37,9 +38,13 @@ def test_the_fix_and_its_baseline_in_one_json_document(lg: Written) -> None:
         ("issue_refund", "refund-A-7")]  # fmt: skip
 
 
-def test_writes_names_more_write_tools(lg: Written) -> None:
-    code, out, _ = _run("react", "--from", "2", "--graph",
-                        "tests.replay.graph.graphs:react_graph", "--writes", "lookup",
+@pytest.mark.parametrize(
+    "how",
+    [[f"{GRAPHS}:react_graph", "--writes", "lookup"], [f"{GRAPHS}:react_marked_graph"]],
+    ids=["--writes", "metadata"],
+)
+def test_writes_and_marks_name_more_write_tools(lg: Written, how: list[str]) -> None:
+    code, out, _ = _run("react", "--from", "2", "--graph", *how,
                         "--json", "--store", str(lg.store))  # fmt: skip
     assert code == 0
     doc = json.loads(out)["replay"]
