@@ -26,6 +26,7 @@ from debugger.pages_data.replay import (
     split_baseline,
     step_links,
     suggested_inputs,
+    target,
 )
 from debugger.replay.engine import MODES, Progress, replay
 from debugger.replay.output import saved_report
@@ -48,7 +49,7 @@ def _defaults(run: Run) -> None:
         st.session_state.setdefault(key, value)
 
 
-def _setup(runs: list[Run]) -> dict[str, Any] | None:
+def _setup(runs: list[Run], store: Any) -> dict[str, Any] | None:
     ids = [r.run_id for r in runs]
     wanted = st.query_params.get("run")
     if wanted in ids and st.session_state.get("replay_url_run") != wanted:
@@ -68,8 +69,9 @@ def _setup(runs: list[Run]) -> dict[str, Any] | None:
                              key="replay_step", help="The checkpoint to start from.")  # fmt: skip
     mode = right.radio("Mode", MODES, horizontal=True, key="replay_mode",
                        help="strict stops at the first divergence; lenient goes on.")  # fmt: skip
-    agent = st.text_input("Agent (module:attribute)", key="replay_agent",
-                          placeholder="my_package.agent:agent")  # fmt: skip
+    kind = target(store, run_id)  # a LangGraph run is replayed with its graph
+    agent = st.text_input(f"{kind.title()} (module:attribute)", key=f"replay_{kind}",
+                          placeholder=f"my_package.agent:{kind}")  # fmt: skip
     mocks = st.text_input("Mocks module (optional)", key="replay_mocks",
                           placeholder="my_package.replay_mocks")  # fmt: skip
     baseline = st.text_input(
@@ -83,7 +85,7 @@ def _setup(runs: list[Run]) -> dict[str, Any] | None:
         timeout = a.number_input("Time limit (s)", 1.0, 3600.0, 60.0, key="replay_timeout")
         steps = b.number_input("Max steps", 1, 10_000, 200, key="replay_max_steps")
         memory = c.number_input("Memory (MB)", 64, 65_536, 2048, key="replay_memory")
-    return {"run_id": run_id, "from_step": int(step), "agent": agent.strip(),
+    return {"run_id": run_id, "from_step": int(step), kind: agent.strip(),
             "mocks": mocks.strip() or None, "mode": mode, "timeout_s": float(timeout),
             "max_steps": int(steps), "memory_mb": int(memory),
             "baseline": baseline.strip() or None}  # fmt: skip
@@ -106,8 +108,9 @@ def _run(settings: dict[str, Any]) -> bool:
         report = guarded(replay, store_path(), progress=progress_for("your agent"), **settings)
         base = None
         if report is not None and baseline:
+            kind = "graph" if "graph" in settings else "agent"
             base = guarded(replay, store_path(), progress=progress_for("original code"),
-                           **{**settings, "agent": baseline})  # fmt: skip
+                           **{**settings, kind: baseline})  # fmt: skip
     finally:
         reopen_store()
     if report is None:
@@ -209,9 +212,10 @@ def page() -> None:
     if store is None:
         return
     runs = guarded(store.run_records) or []
-    settings = _setup(originals(runs))
+    settings = _setup(originals(runs), store)
+    code = settings and (settings.get("agent") or settings.get("graph"))
     clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
-                                     disabled=not settings["agent"])  # fmt: skip
+                                     disabled=not code)  # fmt: skip
     if clicked and settings and _run(settings):
         st.rerun()  # the store has a new run: read it afresh
     past = _past(store, runs)
