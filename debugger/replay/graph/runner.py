@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Container
 from typing import Any
 
 from debugger.replay.graph.intercept import Interceptor
@@ -25,14 +26,19 @@ from loaders.langgraph.map import facts_of, is_internal, is_message
 Outcome = tuple[str, str]
 
 
-def message_facts(state: dict[str, Any]) -> dict[str, Any]:
-    """Facts of the messages in a (decoded) state, by message id."""
+def messages(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages of a (decoded) state, in order."""
+    return [m for value in state.values() for m in (value if isinstance(value, list) else [value])
+            if is_message(m)]  # fmt: skip
+
+
+def message_facts(state: dict[str, Any], known: Container[str] = ()) -> dict[str, Any]:
+    """Facts of the messages in a (decoded) state, by message id, but for ``known`` ids."""
     out = {}
-    for value in state.values():
-        for m in value if isinstance(value, list) else [value]:
-            if is_message(m):
-                f = facts_of(m)
-                out[f.key] = f
+    for m in messages(state):
+        if m.get("id") not in known:
+            f = facts_of(m)
+            out[f.key] = f
     return out
 
 
@@ -61,17 +67,17 @@ class GraphRunner:
         from langgraph.errors import GraphRecursionError
 
         done = 0
+        snap = self.graph.get_state(self.config)
         while True:
-            snap = self.graph.get_state(self.config)
+            started = time.perf_counter()
             stop = self._before(snap, done)
             if stop:
                 return stop
             nxt = self.step + 1
             beyond = self.original_last is None or nxt > self.original_last
             self.ctx.begin_step(nxt, beyond)
-            started = time.perf_counter()
             try:
-                parked = self._superstep(nxt)
+                parked, snap = self._superstep(nxt, snap)
             except StopReplay as s:
                 self._partial(nxt)
                 return "diverged", str(s.divergence["message"])
@@ -88,7 +94,7 @@ class GraphRunner:
                 self._partial(nxt)
                 return "parked", parked
             done += 1
-            found = self._emit(nxt, time.perf_counter() - started)
+            found = self._emit(nxt, started)
             if found and self.data["mode"] == "strict":
                 return "diverged", str(found[0]["message"])
 
@@ -107,14 +113,15 @@ class GraphRunner:
             )
         return None
 
-    def _superstep(self, step: int) -> str | None:
-        """Run one superstep through any interrupts; the parking reason, or None."""
+    def _superstep(self, step: int, before: Any) -> tuple[str | None, Any]:
+        """Run one superstep through any interrupts: the parking reason (or None) and the
+        snapshot it ends on."""
         from langgraph.types import Command
 
         payload: Any = None
         stalled = 0
         stops: dict[str, Any] = {"interrupt_after": "*"}
-        if tuple(self.graph.get_state(self.config).next) == ("__start__",):
+        if tuple(before.next) == ("__start__",):
             # the input's own node is hidden from interrupt_after: stop before the next one
             stops["interrupt_before"] = "*"
         while True:
@@ -123,19 +130,20 @@ class GraphRunner:
                 pass
             snap = self.graph.get_state(self.config)
             if int((snap.metadata or {}).get("step", self.step)) > self.step:
-                return None
+                return None, snap
             if snap.interrupts:
                 answers = self._answers(snap.interrupts)
                 if answers is None:
                     question = snap.interrupts[0].value
-                    return f"interrupt() at step {step} waits for an answer: {question!r}"[:300]
+                    why = f"interrupt() at step {step} waits for an answer: {question!r}"
+                    return why[:300], snap
                 self._rerun()
                 payload = Command(resume=answers)
                 continue
             stalled += 1  # a static breakpoint (interrupt_before): go on once, as the original
             if stalled > 1 or (self.original_last is not None and step > self.original_last):
                 nodes = ", ".join(snap.next)
-                return f"paused before {nodes} at step {step} (a breakpoint of the graph)"
+                return f"paused before {nodes} at step {step} (a breakpoint of the graph)", snap
             payload = None
 
     def _answers(self, interrupts: Any) -> Any:
@@ -169,7 +177,7 @@ class GraphRunner:
         return {k: encode(v) for k, v in values.items() if not is_internal(k)}
 
     def _account(self, state: dict[str, Any], step: int) -> None:
-        facts = message_facts(state)
+        facts = message_facts(state, self.seen)
         new = sum(f.tokens for k, f in facts.items() if f.kind == "ai" and k not in self.seen)
         self.seen.update(facts)
         self.budgets["tokens_spent"] += new
@@ -180,12 +188,12 @@ class GraphRunner:
     def _produced_without_model(self, state: dict[str, Any]) -> None:
         """A recorded model call whose answer is in the state anyway is not missing: the
         tape infers model calls from AI messages, which a node may also write itself."""
-        ids = {f.key for f in message_facts(state).values()}
+        ids = {m.get("id") for m in messages(state)}
         for entry in self.ctx.unused_model_entries():
             if isinstance(entry.response, dict) and entry.response.get("id") in ids:
                 entry.used = True
 
-    def _emit(self, step: int, seconds: float) -> list[dict[str, Any]]:
+    def _emit(self, step: int, started: float) -> list[dict[str, Any]]:
         state = self._state()
         self._account(state, step)
         self._produced_without_model(state)
@@ -200,6 +208,7 @@ class GraphRunner:
                 "original_state": original,
             })  # fmt: skip
         self.step = step
+        seconds = time.perf_counter() - started  # the whole step: run, encode, compare
         self.events.emit("step", step_index=step, partial=False, state=state,
                          budgets=self.budgets, calls=self.ctx.calls, divergences=divergences,
                          state_equal=equal, pending_effects=[], seconds=seconds)  # fmt: skip
