@@ -185,10 +185,6 @@ def with_original_writes(
         if t.kind != "tool" or (t.response is None and t.error is None):
             continue
         if is_write(t.name, writes, seen.get(t.name)):
-            status = "failed" if _failed(t) else "committed"
+            status = "failed" if t.error is not None else "committed"
             effects.append(_effect(inputs.run.run_id, t, t.step_index, status))
     return replace(inputs, effects=effects)
-
-
-def _failed(t: ToolCall) -> bool:
-    return t.error is not None

@@ -139,6 +139,26 @@ def _nested(model: Any) -> Any:
     return outer
 
 
+class Summary(TypedDict):
+    summary: str
+
+
+def _private(model: Any) -> Any:
+    """A node running a subgraph whose messages stay private: only its namespace's tape
+    records the model calls."""
+    inner = _nested(model).compile()
+
+    def research(s: Summary) -> dict[str, Any]:
+        out = inner.invoke(_human("priv-human"))
+        return {"summary": str(out["messages"][-1].content)}
+
+    g: Any = StateGraph(Summary)
+    g.add_node("research", research)
+    g.add_edge(START, "research")
+    g.add_edge("research", END)
+    return g
+
+
 def _fan(model: Any) -> Any:
     def spread(s: Fan) -> list[Send]:
         return [Send("write", {"messages": s["messages"], "topics": [t]}) for t in s["topics"]]
@@ -154,13 +174,17 @@ def _fan(model: Any) -> Any:
 
 
 def write_nested_and_fan(saver: Any) -> list[str]:
-    """``nested``: a subgraph calling the model twice; ``fan``: three Send branches."""
+    """``nested``: a subgraph calling the model twice; ``private``: the same inside a node,
+    its messages kept from the root; ``fan``: three Send branches."""
     nested = ScriptedModel(script=[ai("sub-ai-1", "thinking", tokens=100),
                                    ai("sub-ai-2", "done", tokens=200)])  # fmt: skip
     _nested(nested).compile(checkpointer=saver).invoke(_human(), cfg("nested"))
+    private = ScriptedModel(script=[ai("priv-ai-1", "thinking", tokens=100),
+                                    ai("priv-ai-2", "done", tokens=200)])  # fmt: skip
+    _private(private).compile(checkpointer=saver).invoke({"summary": ""}, cfg("private"))
     fan = _fan(TopicModel(script=[]))
     fan.compile(checkpointer=saver).invoke({**_human(), "topics": ["a", "b", "c"]}, cfg("fan"))
-    return ["nested", "fan"]
+    return ["nested", "private", "fan"]
 
 
 class TopicModel(ScriptedModel):
@@ -181,6 +205,11 @@ class TopicModel(ScriptedModel):
 def nested_graph() -> Any:
     """The subgraph graph for the replay (its model fails if called)."""
     return _nested(Exploding(script=[]))
+
+
+def private_graph() -> Any:
+    """The private-subgraph graph for the replay (its model fails if called)."""
+    return _private(Exploding(script=[]))
 
 
 def fan_graph() -> Any:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from debugger.audit import audit_run
+from debugger.diff import diff_refs
 from debugger.replay import replay
 from debugger.store import Store
 from tests.replay.graph.conftest import Listener, Written
@@ -49,6 +51,13 @@ def test_an_unchanged_graph_replays_from_the_middle_without_divergence(lg: Writt
     assert (dup.tool, dup.idempotency_key, dup.original_status) == (
         "issue_refund", "refund-B-2", "committed")  # fmt: skip
     assert report.budgets_end["tokens_spent"] == 420
+    # the replay is a run like any other: the diff and the audit work on it
+    with Store.open(lg.store, read_only=True) as s:
+        same = diff_refs(s, "refund-B-2:4", f"{report.replay_run_id}:4")
+        assert list(same.state) == []
+        audit = audit_run(s, report.replay_run_id)
+        assert audit.run_id == report.replay_run_id and audit.verdict == "completed"
+        assert s.run(report.replay_run_id).replay_of == "refund-B-2"
 
 
 def test_a_prebuilt_react_agent_replays_every_step_from_the_recording(lg: Written) -> None:
@@ -120,7 +129,10 @@ def test_a_socket_in_a_node_is_refused_and_one_in_a_tool_never_opens(
     assert (write["name"], write["source"]) == ("post_refund", "tape")
 
 
-@pytest.mark.parametrize(("thread", "factory"), [("nested", "nested_graph"), ("fan", "fan_graph")])
+@pytest.mark.parametrize(
+    ("thread", "factory"),
+    [("nested", "nested_graph"), ("private", "private_graph"), ("fan", "fan_graph")],
+)
 def test_a_subgraph_and_a_send_fan_out_replay_with_their_namespaces(
     lg: Written, thread: str, factory: str
 ) -> None:
@@ -129,4 +141,4 @@ def test_a_subgraph_and_a_send_fan_out_replay_with_their_namespaces(
     assert report.divergences == []
     assert all(s.state_equal for s in report.steps)
     calls = sum(s.calls for s in report.steps)
-    assert calls == sum(s.calls_from_tape for s in report.steps) == (2 if thread == "nested" else 3)
+    assert calls == sum(s.calls_from_tape for s in report.steps) == (3 if thread == "fan" else 2)
