@@ -120,7 +120,8 @@ def replay(
             from debugger.replay.graph import original
 
             graph_input = original.child_graph_input(s, inputs, writes, resume)
-            inputs = original.with_in_flight(s, inputs)
+            whole_tape = s.tool_calls(run_id)  # the original's writes are read off it
+            inputs = original.with_in_flight(inputs, whole_tape)
         replay_id = next_replay_id(s, run_id)
         root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
     out = _fresh_dir(root)
@@ -137,8 +138,7 @@ def replay(
     _raise_setup_error(child, out, agent, mocks)
     if graph:
         calls = [c for ev in child.steps for c in ev.get("calls") or []]
-        with writable(store) as s:
-            inputs = original.with_original_writes(s, inputs, calls, writes)
+        inputs = original.with_original_writes(inputs, whole_tape, calls, writes)
     report = _report(inputs, child, replay_id, settings, ready, out, timeout_s)
     write_sqlite(out / "replay.sqlite", inputs, child, report, ready)
     report = _with_seconds(report, time.perf_counter() - started)

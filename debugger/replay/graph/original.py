@@ -155,7 +155,7 @@ def _effect(run_id: str, t: ToolCall, step: int, status: str) -> Effect:
                   status=status, result=t.response)  # type: ignore[arg-type]  # fmt: skip
 
 
-def in_flight(store: Store, inputs: ReplayInputs) -> list[Effect]:
+def in_flight(inputs: ReplayInputs, tape: Iterable[ToolCall]) -> list[Effect]:
     """The original's tool calls never answered, at the step that would have run them.
 
     Their outcome is ``unknown`` when the run failed or crashed (the tool may have run),
@@ -164,24 +164,32 @@ def in_flight(store: Store, inputs: ReplayInputs) -> list[Effect]:
     status = "unknown" if inputs.run.status in ("failed", "crashed") else "pending"
     return [
         _effect(inputs.run.run_id, t, t.step_index + 1, status)
-        for t in store.tool_calls(inputs.run.run_id)
+        for t in tape
         if t.kind == "tool" and t.response is None and t.error is None
     ]
 
 
-def with_in_flight(store: Store, inputs: ReplayInputs) -> ReplayInputs:
-    """``inputs`` whose effects are the calls in flight (the child's partial steps)."""
-    return replace(inputs, effects=in_flight(store, inputs))
+def with_in_flight(inputs: ReplayInputs, tape: Iterable[ToolCall]) -> ReplayInputs:
+    """``inputs`` whose effects are the calls in flight (the child's partial steps).
+
+    Args:
+        inputs: the native replay's inputs.
+        tape: the original's whole tape (every step).
+    """
+    return replace(inputs, effects=in_flight(inputs, tape))
 
 
 def with_original_writes(
-    store: Store, inputs: ReplayInputs, calls: Iterable[dict[str, Any]], writes: Sequence[str]
+    inputs: ReplayInputs,
+    tape: Iterable[ToolCall],
+    calls: Iterable[dict[str, Any]],
+    writes: Sequence[str],
 ) -> ReplayInputs:
     """``inputs`` whose effects are the original's writes, classified as the replay did."""
     seen = {str(c["name"]): bool(c.get("is_write")) for c in calls if c.get("kind") == "tool"}
     effects = [e for e in inputs.effects
                if is_write(e.tool, writes, seen.get(e.tool))]  # fmt: skip
-    for t in store.tool_calls(inputs.run.run_id):
+    for t in tape:
         if t.kind != "tool" or (t.response is None and t.error is None):
             continue
         if is_write(t.name, writes, seen.get(t.name)):
