@@ -69,6 +69,7 @@ def lg_written(tmp_path_factory: pytest.TempPathFactory) -> Written:
     base = tmp_path_factory.mktemp("lg-replay")
     refund_db = write(base / "refund")
     source = base / "graphs.sqlite"
+    G.DB["value"] = str(base / "notes.sqlite")
     server = Listener()
     G.PORT["value"] = server.port
     try:
@@ -95,4 +96,7 @@ def lg(lg_written: Written, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     refund = tmp_path / "refund"
     shutil.copytree(lg_written.refund_dir, refund)
     monkeypatch.setenv("REFUND_PAYMENTS", str(refund / "payments.sqlite"))
+    notes = tmp_path / "notes.sqlite"
+    shutil.copy(lg_written.source.with_name("notes.sqlite"), notes)
+    monkeypatch.setenv("I18_DB", str(notes))
     return Written(lg_written.source, refund, store)

@@ -220,6 +220,8 @@ def fan_graph() -> Any:
 # -- a node and a tool that reach for the network ----------------------------------------------
 PORT = {"value": 0}
 """The port of the test's listening socket (set through $I18_PORT in the child)."""
+DB = {"value": ""}
+"""The database the ledger node writes (set through $I18_DB in the child)."""
 
 
 def _port() -> int:
@@ -244,6 +246,22 @@ def _network_builder(model: Any) -> Any:
         call = s["messages"][-1].tool_calls[0]  # type: ignore[union-attr]
         return {"messages": [post_refund.invoke({**call, "type": "tool_call"})]}
 
+    def ledger(s: Chat) -> dict[str, Any]:
+        # a database connection opened by the node itself: writable, outside the replay
+        import os
+        import sqlite3
+
+        try:
+            con = sqlite3.connect(os.environ.get("I18_DB") or DB["value"])
+            with con:
+                con.execute("CREATE TABLE IF NOT EXISTS notes (n TEXT)")
+                con.execute("INSERT INTO notes VALUES ('refund posted')")
+            con.close()
+            text = "noted"
+        except PermissionError as e:  # what the sandbox raises, as an offline disk would
+            text = f"not noted: {type(e).__name__}"
+        return {"messages": [AIMessage(content=text, id="ledger-1")]}
+
     def audit(s: Chat) -> dict[str, Any]:
         # the node itself, not a tool, opens a socket: the sandbox must stop it
         with socket.create_connection(("127.0.0.1", _port()), timeout=2) as sock:
@@ -253,16 +271,19 @@ def _network_builder(model: Any) -> Any:
     g: Any = StateGraph(Chat)
     g.add_node("agent", agent)
     g.add_node("tools", tools)
+    g.add_node("ledger", ledger)
     g.add_node("audit", audit)
     g.add_edge(START, "agent")
     g.add_edge("agent", "tools")
-    g.add_edge("tools", "audit")
+    g.add_edge("tools", "ledger")
+    g.add_edge("ledger", "audit")
     g.add_edge("audit", END)
     return g
 
 
 def write_network(saver: Any) -> list[str]:
-    """``network``: a tool and a node that open sockets, run for real against a listener."""
+    """``network``: a tool and a node that open sockets, run for real against a listener,
+    and a node that writes a database (``$I18_DB``)."""
     call = {"name": "post_refund", "args": {"order": "N-1"}, "id": "call-net"}
     model = ScriptedModel(script=[ai("net-ai-1", "", [call], 100)])
     _network_builder(model).compile(checkpointer=saver).invoke(_human(), cfg("network"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -115,15 +116,21 @@ def test_an_unanswered_interrupt_parks_or_takes_the_given_answer(lg: Written) ->
     assert log[-2:] == ["approved: no", "act after approved: no"]
 
 
-def test_a_socket_in_a_node_is_refused_and_one_in_a_tool_never_opens(
+def test_a_socket_or_a_database_in_a_node_is_refused_and_a_tool_never_runs(
     lg: Written, listener: Listener
 ) -> None:
-    report = replay(lg.store, "network", 0, graph=f"{GRAPHS}:network_graph")
-    assert listener.received == []
-    assert report.outcome == "agent_error" and report.last_step == 2
-    assert "step 3 raised NetworkBlocked" in report.reason
-    assert [v.kind for v in report.violations] == ["network"]
-    assert report.violations[0].step_index == 3
+    notes = Path(os.environ["I18_DB"])
+    before = notes.read_bytes()
+    report = replay(lg.store, "network", 0, mode="lenient", graph=f"{GRAPHS}:network_graph")
+    assert listener.received == [] and notes.read_bytes() == before
+    assert report.outcome == "agent_error" and report.last_step == 3
+    assert "step 4 raised NetworkBlocked" in report.reason
+    kinds = [(v.step_index, v.kind) for v in report.violations]
+    assert kinds == [(3, "file_write"), (4, "network")]
+    # the node that met the refused database went on, as it would offline: its state differs
+    [state] = [d for d in report.divergences if d.kind == "state"]
+    assert state.step_index == 3
+    assert "not noted: WriteBlocked" in str(state.diff)
     # the tool's call (step 2) was answered from the recording: its socket never opened
     [write] = report.ledger
     assert (write["name"], write["source"]) == ("post_refund", "tape")
