@@ -22,7 +22,7 @@ from debugger.store import Store
 from loaders import ImportOptions, import_source
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
-from tests.langgraph.patterns_model import cfg, sqlite_saver
+from tests.langgraph.patterns_model import cfg, postgres_saver, sqlite_saver
 
 
 class Priority(enum.Enum):
@@ -87,6 +87,25 @@ def test_every_checkpoint_restores_as_langgraph_has_it(
                 checkpoints = s.checkpoints(thread)
                 assert checkpoints
                 for c in checkpoints:
+                    _check(graph, thread, c)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "pattern",
+    [typed_run, T.react_keyed_crash, T.send_tokens, P.two_questions],
+    ids=lambda p: p.__name__,
+)
+def test_a_postgres_saver_run_restores_the_same(
+    pattern: Callable[[Any], dict[str, Any]], pg_server: Any, tmp_path: Path
+) -> None:
+    url, store = pg_server.create_database("replay_restore"), tmp_path / "s.duckdb"
+    with postgres_saver(url) as saver:
+        graphs = pattern(saver)
+        with Store.open(store) as s:
+            import_source(s, url, ImportOptions())
+            for thread, graph in graphs.items():
+                for c in s.checkpoints(thread):
                     _check(graph, thread, c)
 
 
