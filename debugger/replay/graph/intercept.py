@@ -52,8 +52,6 @@ class Interceptor:
     def __init__(self, ctx: GraphContext) -> None:
         self.ctx = ctx
         self.key_names = idempotency_args()
-        self.write_names: dict[str, bool] = {}
-        """Every tool called so far, and whether it counted as a write."""
 
     # -- models ---------------------------------------------------------------------------
     def model(self, messages: list[Any], model_name: str) -> Any:
@@ -68,7 +66,6 @@ class Interceptor:
         args = self._args(tool, tool_input)
         mark = (getattr(tool, "metadata", None) or {}).get(WRITE_MARK)
         write = is_write(tool.name, self.ctx.writes, mark if isinstance(mark, bool) else None)
-        self.write_names[tool.name] = write
         key = key_in(args, self.key_names)
         answer, source = self.ctx.graph_call("tool", tool.name, args, key, write, _where())
         recorded = self.ctx.answers.get(tool_call_id) if tool_call_id else None
