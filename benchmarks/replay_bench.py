@@ -15,8 +15,13 @@ and *end to end*, the marginal cost ``(T(N) - T(0)) / N`` where
 parent's per-step work (report, SQLite rows, import). The fixed cost of a replay (process
 start, store reads, import) is reported separately. Medians of ``--repeat``.
 
-    python benchmarks/replay_bench.py            # N=200, states of ~2 KB and ~100 KB
-    python benchmarks/replay_bench.py --quick    # N=30, ~2 KB
+The isolation's own cost: the fixed cost ``T(0)`` under ``kernel`` (bubblewrap) and under
+``hooks`` (a plain child process), alternated replay by replay so that both see the same
+load, and their difference, which is what the kernel sandbox adds to a replay's start.
+
+    python benchmarks/replay_bench.py               # N=200, states of ~2 KB and ~100 KB
+    python benchmarks/replay_bench.py --quick       # N=30, ~2 KB
+    python benchmarks/replay_bench.py --isolation   # the isolation's start cost only
 """
 
 from __future__ import annotations
@@ -106,12 +111,14 @@ def direct_seconds(store_path: Path) -> tuple[float, int]:
     return statistics.median(times), len(states)
 
 
-def replay_seconds(store_path: Path, from_step: int, out: Path) -> tuple[float, list[float]]:
+def replay_seconds(
+    store_path: Path, from_step: int, out: Path, isolation: str = "kernel"
+) -> tuple[float, list[float]]:
     """Whole replay time, and each step's time inside the sandbox."""
     from debugger.replay import replay
 
     started = time.perf_counter()
-    report = replay(store_path, "bench", from_step, AGENT, output_dir=out)
+    report = replay(store_path, "bench", from_step, AGENT, output_dir=out, isolation=isolation)
     seconds = time.perf_counter() - started
     assert not report.diverged and report.outcome == "completed", report.reason
     return seconds, [s.seconds for s in report.steps if s.seconds is not None]
@@ -140,11 +147,64 @@ def measure(root: Path, steps: int, state_bytes: int, repeat: int) -> dict[str, 
     }
 
 
+def isolation_cost(root: Path, repeat: int) -> dict[str, float]:
+    """Median fixed cost T(0) under each isolation, alternated; and the difference."""
+    store = record(root, 30, 2048)
+    times: dict[str, list[float]] = {"kernel": [], "hooks": []}
+    replay_seconds(store, 30, root / "warm", "kernel")  # first imports and file cache
+    for i in range(repeat):
+        for isolation in times:
+            out = root / f"iso-{isolation}-{i}"
+            times[isolation].append(replay_seconds(store, 30, out, isolation)[0])
+    kernel, hooks = (statistics.median(times[k]) for k in ("kernel", "hooks"))
+    start = child_start(root, repeat * 2)
+    return {"kernel_s": kernel, "hooks_s": hooks, "added_s": kernel - hooks, **start}
+
+
+def child_start(root: Path, repeat: int) -> dict[str, float]:
+    """The child interpreter's start (importing its modules) bare and inside bwrap, alternated:
+    the sandbox's own cost without the store's and the import's noise."""
+    import subprocess
+    import sys
+
+    from debugger.replay import isolation as iso
+
+    work = root / "start"
+    work.mkdir()
+    path = iso.import_path()
+    env = iso.environment(path, "/tmp")
+    python = [sys.executable, "-c", "import debugger.replay.child"]
+    readable = iso.readable_roots([*path, *iso.module_roots(["debugger", "orjson"])])
+    sandboxed = iso.bwrap_command(python, writable=work, readable=readable, hidden=[], env=env)
+    times: dict[str, list[float]] = {"bare": [], "bwrap": []}
+    for _ in range(repeat):
+        for name, argv in (("bare", python), ("bwrap", sandboxed)):
+            started = time.perf_counter()
+            subprocess.run(argv, env=env, check=True, cwd=work)
+            times[name].append(time.perf_counter() - started)
+    bare, bwrap = (statistics.median(times[k]) for k in ("bare", "bwrap"))
+    return {"start_bare_s": bare, "start_bwrap_s": bwrap}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 steps, ~2 KB states, once")
+    parser.add_argument("--isolation", action="store_true", help="the isolation's cost only")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    if args.isolation:
+        with tempfile.TemporaryDirectory() as tmp:
+            cost = isolation_cost(Path(tmp), max(args.repeat, 5))
+        print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+              f"median of {max(args.repeat, 5)}, alternated")  # fmt: skip
+        print()
+        print("| replay T(0), kernel s | replay T(0), hooks s | difference s "
+              "| child start, bare s | child start, in bwrap s | added by bwrap s |")  # fmt: skip
+        print("|---:|---:|---:|---:|---:|---:|")
+        print(f"| {cost['kernel_s']:.3f} | {cost['hooks_s']:.3f} | {cost['added_s']:.3f} "
+              f"| {cost['start_bare_s']:.3f} | {cost['start_bwrap_s']:.3f} "
+              f"| {cost['start_bwrap_s'] - cost['start_bare_s']:.3f} |")  # fmt: skip
+        return
     cases = [(30, 2048)] if args.quick else [(200, 2048), (200, 100 * 1024)]
     repeat = 1 if args.quick else args.repeat
     rows = []

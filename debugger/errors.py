@@ -8,6 +8,54 @@ where they happen (``raise SourceError(...) from e``) so no traceback reaches a 
 
 from __future__ import annotations
 
+import re
+
+REDACTED = "***"
+"""What a keyword string's password is replaced with wherever it would be shown."""
+
+# scheme://userinfo@rest, up to the end of the token: the userinfo runs to the LAST "@",
+# because a password may hold an unencoded "@", "/", "?" or "#" (libpq splits it elsewhere,
+# so no parse of the URL can be trusted to find where the password ends), and a few
+# spaces. This errs on the side of hiding: a message's words may go with a password.
+_URL = re.compile(
+    r"(?P<scheme>\b[a-z][a-z0-9+.-]*://)"
+    r"(?P<token>[^\s'\"@]*(?:[ \t][^\s'\"@]*){0,3}@[^\s'\"]*|[^\s'\"]*)",
+    re.I,
+)
+# password=... in a keyword string or a URL's query: a quoted value (quotes escaped with
+# a backslash; a quote not followed by a space or punctuation does not close it, and an
+# unterminated one runs to the end), or a bare one up to a space or "&"
+_KEYWORD = re.compile(
+    r"(?P<key>\b(?:ssl)?password\s*=\s*)"
+    r"(?P<value>'(?:[^'\\]|\\.|'(?![\s&;,.)]|$))*(?:'|$)|[^\s&]*)",
+    re.I,
+)
+
+
+def _redact_url(m: re.Match[str]) -> str:
+    token = m["token"]
+    at = token.rfind("@")
+    userinfo = token[:at] if at >= 0 else ""
+    if ":" not in userinfo:
+        return m[0]
+    user = userinfo.split(":", 1)[0]
+    return f"{m['scheme']}{user}{token[at:]}"  # no password: libpq then asks ~/.pgpass
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every connection string in it left out.
+
+    The one place passwords are removed from what Stepscope shows: errors (every
+    :class:`StepscopeError` redacts its message and hint), the ``sources`` table, reports,
+    the app and ``--json``. It knows URLs of any scheme in any case
+    (``POSTGRESQL://u:p/w@h/db`` -> ``POSTGRESQL://u@h/db``, still a URL to reuse) and libpq
+    keyword strings (``host=h password='a b'`` -> ``host=h password=***``), and
+    ``password=`` in a URL's query.
+    """
+    # keywords first: a password in a URL's query may hold an "@" the URL rule would take
+    # for the end of a userinfo
+    return _URL.sub(_redact_url, _KEYWORD.sub(lambda m: m["key"] + REDACTED, text))
+
 
 class StepscopeError(Exception):
     """Base of every user-facing error.
@@ -22,6 +70,7 @@ class StepscopeError(Exception):
     exit_code = 2
 
     def __init__(self, message: str, hint: str = "") -> None:
+        message, hint = redact(message), redact(hint)  # a connection string may be echoed
         super().__init__(message)
         self.message = message.rstrip(".")
         self.hint = hint.rstrip(".")

@@ -3,7 +3,10 @@ where it is not."""
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -68,3 +71,21 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
             text = repr(value)
     text = text.replace("\r", "\\r").replace("\n", "\\n")
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + ELLIPSIS
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while parsed JSON is built and read.
+
+    Parsing and diffing a large state, or auditing a long run, allocates many dicts and
+    lists, and every burst of allocations triggers collections that traverse them all, which
+    can take longer than the work itself. Parsed JSON has no reference cycles, so nothing is
+    lost by collecting afterwards. Only re-enabled if it was enabled (threads may nest).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

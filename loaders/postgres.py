@@ -26,7 +26,7 @@ import pyarrow as pa
 from psycopg import errors as pge
 from psycopg.conninfo import conninfo_to_dict
 
-from debugger.errors import SourceError
+from debugger.errors import SourceError, redact
 from loaders.arrow_rows import rows_to_batch
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows, ramped
 from loaders.prefetch import prefetched
@@ -95,7 +95,9 @@ def query_error(e: psycopg.Error, what: str, target: str) -> SourceError:
 def safe_target(conninfo: str) -> str:
     """``user@host:port/db`` of a conninfo, without its password (for messages)."""
     try:
-        d = conninfo_to_dict(conninfo)
+        # parsed after redaction: libpq splits a URL whose password holds an unencoded "/"
+        # or "@" elsewhere, and the pieces (host, port, dbname) would carry the password
+        d = conninfo_to_dict(redact(conninfo))
     except psycopg.ProgrammingError:
         return "the server"
     host = d.get("host") or "local socket"

@@ -22,8 +22,10 @@ def flavour_for_mapping(path: str) -> Flavour[Any]:
 
 
 def is_postgres_url(source: str) -> bool:
-    """True for postgresql:// and postgres:// URLs."""
-    return source.startswith(("postgresql://", "postgres://"))
+    """True for a Postgres URL (any case) or libpq keyword string (``loaders.kinds``)."""
+    from loaders.kinds import is_postgres_source
+
+    return is_postgres_source(source)
 
 
 def open_reader(source: str) -> SourceReader:
@@ -36,9 +38,10 @@ def open_reader(source: str) -> SourceReader:
     from loaders.sqlite import SqliteReader
 
     if is_postgres_url(source):
+        from loaders.kinds import postgres_conninfo
         from loaders.postgres import PostgresReader
 
-        reader: SourceReader = PostgresReader(source)
+        reader: SourceReader = PostgresReader(postgres_conninfo(source))
         return reader
     path = Path(source)
     if path.is_file() and is_sqlite_file(path):

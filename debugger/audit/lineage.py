@@ -43,8 +43,9 @@ def lineage(
         parent = by_id[path[-1].parent_id]  # type: ignore[index]
         path.append(parent)
         seen.add(parent.checkpoint_id)
-    parents = {c.parent_id for c in checkpoints}
-    branches = [c for c in checkpoints if c.checkpoint_id not in parents | seen]
+    # built once: a set expression inside the comprehension would be rebuilt per checkpoint
+    not_branch = {c.parent_id for c in checkpoints} | seen
+    branches = [c for c in checkpoints if c.checkpoint_id not in not_branch]
     return path[::-1], branches
 
 

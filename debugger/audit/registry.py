@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from debugger.audit.runtimes import NATIVE, Runtime
+from debugger.audit.state import StateFacts, facts_of
 from debugger.migrations import Registry
 from debugger.model import Checkpoint, Effect, Finding, Severity, ToolCall
 
@@ -47,6 +48,14 @@ class AuditInput:
     """Heads of the other branches of a fork, not on the audited path."""
     runtime: Runtime = NATIVE
     """The runtime that wrote the run: what it can record, how it resumes."""
+    state_facts: dict[str, StateFacts] = field(default_factory=dict)
+    """Facts of states read from their stored text, by checkpoint id (the store leaves
+    those states unparsed); other checkpoints are answered from their parsed state."""
+
+    def facts(self, c: Checkpoint) -> StateFacts:
+        """The shape of a checkpoint's working state (:mod:`debugger.audit.state`)."""
+        known = self.state_facts.get(c.checkpoint_id)
+        return known if known is not None else facts_of(c.working_state)
 
     @property
     def head(self) -> Checkpoint:

@@ -8,10 +8,10 @@ loads the records, so notebooks and tests can audit hand-built records too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from debugger.audit.registry import AuditInput, rule
 from debugger.audit.registry import finding as _finding
+from debugger.audit.state import prose_state
 from debugger.contract import BUDGET_LIMITS, BUDGETS
 from debugger.model import Checkpoint, Finding
 
@@ -19,28 +19,6 @@ __all__ = ["prose_state", "unplaced"]
 
 
 # -- the six items ------------------------------------------------------------------------
-
-LONG_TEXT = 200
-"""A string value this long with spaces reads as prose, not as a field."""
-
-
-def _is_prose(value: Any) -> bool:
-    return isinstance(value, str) and len(value) >= LONG_TEXT and value.count(" ") >= 20
-
-
-def prose_state(state: Any) -> bool:
-    """Whether a working state is prose rather than structure.
-
-    A top-level string is prose; so is a dict or list most of whose top-level values are long
-    free text (a transcript pasted into one field, say), because a resume cannot read fields
-    out of it.
-    """
-    if isinstance(state, str):
-        return True
-    values = list(state.values()) if isinstance(state, dict) else state
-    if not isinstance(values, list) or not values:
-        return False
-    return sum(_is_prose(v) for v in values) * 2 > len(values)
 
 
 def _has_budgets(c: Checkpoint, first: bool) -> bool:
@@ -50,18 +28,18 @@ def _has_budgets(c: Checkpoint, first: bool) -> bool:
     return first or c.step_index <= 0 or any(getattr(b, name) for name in BUDGETS)
 
 
-ITEMS: tuple[tuple[str, str, Callable[[Checkpoint, bool], bool], str], ...] = (
+ITEMS: tuple[tuple[str, str, Callable[[AuditInput, Checkpoint, bool], bool], str], ...] = (
     ("missing-schema-version", "a schema version",
-     lambda c, _: c.schema_version is not None,
+     lambda _, c, __: c.schema_version is not None,
      "have the runtime write schema_version into every checkpoint"),
     ("missing-working-state", "a structured working state",
-     lambda c, _: isinstance(c.working_state, dict | list | str),
+     lambda inp, c, _: inp.facts(c).structured,
      "checkpoint the working state as a JSON object"),
     ("missing-budgets", "budgets consumed (tokens, steps, wall clock)",
-     _has_budgets,
+     lambda _, c, first: _has_budgets(c, first),
      "record tokens_spent, steps_spent and wall_clock_ms cumulatively in every checkpoint"),
     ("missing-run-metadata", "run metadata (model and tool versions)",
-     lambda c, _: bool(c.model_version) and bool(c.tool_versions),
+     lambda _, c, __: bool(c.model_version) and bool(c.tool_versions),
      "record model_version and tool_versions in every checkpoint"),
 )  # fmt: skip
 
@@ -78,7 +56,7 @@ def missing_items(inp: AuditInput) -> list[Finding]:
     out = []
     first_id = inp.lineage[0].checkpoint_id
     for rule_id, item, present, hint in ITEMS:
-        bad = [c for c in inp.lineage if not present(c, c.checkpoint_id == first_id)]
+        bad = [c for c in inp.lineage if not present(inp, c, c.checkpoint_id == first_id)]
         if not bad:
             continue
         at_head = bad[-1] is inp.head
@@ -100,7 +78,7 @@ def missing_items(inp: AuditInput) -> list[Finding]:
 @rule("prose-state")
 def prose_rule(inp: AuditInput) -> list[Finding]:
     """Working state that is prose rather than structure."""
-    bad = [c for c in inp.lineage if c.working_state is not None and prose_state(c.working_state)]
+    bad = [c for c in inp.lineage if inp.facts(c).prose]
     if not bad:
         return []
     return [
@@ -160,12 +138,14 @@ def step_order(inp: AuditInput) -> list[Finding]:
     """
     out: list[Finding] = []
     done: dict[int, Checkpoint] = {}
+    lowest: int | None = None  # min(done), kept as it grows: recomputing it is quadratic
     prev: Checkpoint | None = None
     by_id = {c.checkpoint_id: c for c in inp.checkpoints}
     for c in inp.checkpoints:
         if inp.runtime.forked_on_purpose(c):
             done = {a.step_index: a for a in reversed(_ancestors(c, by_id))}
             done.setdefault(c.step_index, c)
+            lowest = min(done)
             prev = c
             continue
         if prev is not None and c.step_index < prev.step_index:
@@ -177,7 +157,7 @@ def step_order(inp: AuditInput) -> list[Finding]:
                     "resume from the latest checkpoint; an older one repeats completed work",
                 )
             )  # fmt: skip
-        if c.step_index in done and c.step_index > min(done):
+        if c.step_index in done and lowest is not None and c.step_index > lowest:
             first = done[c.step_index]
             out.append(
                 _finding(
@@ -189,6 +169,7 @@ def step_order(inp: AuditInput) -> list[Finding]:
                 )
             )  # fmt: skip
         done.setdefault(c.step_index, c)
+        lowest = c.step_index if lowest is None else min(lowest, c.step_index)
         prev = c
     return out
 
@@ -259,9 +240,17 @@ def budget_exceeded(inp: AuditInput) -> list[Finding]:
     that is a warning when the run stopped there, an error when it went on past the limit.
     """
     out = []
+    # one parse of each checkpoint's limits for all three budgets; checkpoints of one run
+    # often share one metadata object (the store parses a repeated text once)
+    by_meta: dict[int, dict[str, int]] = {}
+    limits = []
+    for c in inp.lineage:
+        if id(c.metadata) not in by_meta:
+            by_meta[id(c.metadata)] = _limits(c)
+        limits.append(by_meta[id(c.metadata)])
     for attr, name in BUDGET_LIMITS.items():
-        for c, total in _true_total(inp, attr):
-            limit = _limits(c).get(name)
+        for (c, total), known in zip(_true_total(inp, attr), limits, strict=True):
+            limit = known.get(name)
             if limit is None or total <= limit:
                 continue
             meta = c.metadata if isinstance(c.metadata, dict) else {}

@@ -17,15 +17,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from debugger.audit.approval import is_parked
 from debugger.audit.effects import effect_label, in_doubt, key_of, open_effects, short
-from debugger.audit.lineage import lineage
+from debugger.audit.lineage import head_of, lineage
 from debugger.audit.registry import AuditInput, all_rules, rule_ids
 from debugger.audit.rules import unplaced
 from debugger.audit.runtimes import runtime_of
+from debugger.audit.state import StateFacts, facts_of_text
 from debugger.errors import NotFound
+from debugger.json_text import gc_paused, loads
 from debugger.migrations import Registry, load_registry
 from debugger.model import (
     AuditReport,
@@ -66,6 +69,7 @@ def audit_records(
     status: str | None = None,
     head_id: str | None = None,
     runtime: str | None = None,
+    state_facts: dict[str, StateFacts] | None = None,
 ) -> AuditReport:
     """Audit one run's records (no store needed: notebooks and tests can build them).
 
@@ -80,6 +84,8 @@ def audit_records(
             picked by the same rule, :func:`~debugger.audit.lineage.head_of`).
         runtime: the import flavour that wrote the run (``native``, ``langgraph``), if known
             (else told from the checkpoints: :func:`~debugger.audit.runtimes.runtime_of`).
+        state_facts: the shape of states left unparsed, by checkpoint id (what
+            :func:`audit_run` reads from the store); other states are looked at as parsed.
     """
     if not checkpoints:
         raise ValueError(f"run {run_id!r} has no checkpoints to audit")
@@ -90,7 +96,7 @@ def audit_records(
     path, branches = lineage(checkpoints, head)
     inp = AuditInput(
         run_id, checkpoints, path, effects, calls, registry, newest_stored_version, branches,
-        runtime_of(runtime, checkpoints),
+        runtime_of(runtime, checkpoints), state_facts or {},
     )  # fmt: skip
     findings = [f for r in all_rules() for f in r.check(inp)]
     findings.sort(key=lambda f: f.step_index if f.step_index is not None else -(2**31))
@@ -214,16 +220,34 @@ def audit_run(store: Store, run_id: str, migrations: Registry | str | None = Non
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    report = audit_records(
-        run_id, store.checkpoints(run_id), store.effects(run_id), store.tool_calls(run_id),
-        registry, newest_stored_version=fp[-1], status=fp[3], head_id=fp[2],
-        runtime=store.run_flavour(run_id),
-    )  # fmt: skip
+    with gc_paused():  # a long run's records are many small objects, none in a cycle
+        checkpoints, facts = _stored_checkpoints(store, run_id, fp[2])
+        report = audit_records(
+            run_id, checkpoints, store.effects(run_id), store.tool_calls(run_id), registry,
+            newest_stored_version=fp[-1], status=fp[3], head_id=fp[2],
+            runtime=store.run_flavour(run_id), state_facts=facts,
+        )  # fmt: skip
     with _lock:
         _cache[key] = report
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return report
+
+
+def _stored_checkpoints(
+    store: Store, run_id: str, head_id: str | None
+) -> tuple[list[Checkpoint], dict[str, StateFacts]]:
+    """A run's checkpoints with only the head's state parsed (a resume migrates it), and
+    the shape of every state, told from its text: parsing each state of a long run would
+    cost more than the whole audit."""
+    checkpoints, texts = store.audit_checkpoints(run_id)
+    facts = {c.checkpoint_id: facts_of_text(t) for c, t in zip(checkpoints, texts, strict=True)}
+    if checkpoints:
+        head = next((c for c in checkpoints if c.checkpoint_id == head_id), None)
+        head = head if head is not None else head_of(checkpoints)
+        at = next(i for i, c in enumerate(checkpoints) if c is head)
+        checkpoints[at] = replace(head, working_state=loads(texts[at]))
+    return checkpoints, facts
 
 
 def _registry_key(registry: Registry | None) -> tuple[Any, ...]:

@@ -32,6 +32,8 @@ def version_changes(inp: AuditInput) -> list[Finding]:
                     "compare decisions before and after the change; pin the model for a run",
                 )
             )  # fmt: skip
+        if parent.tool_versions is child.tool_versions:  # one stored text, parsed once
+            continue
         changed = sorted(
             t for t in set(parent.tool_versions) & set(child.tool_versions)
             if parent.tool_versions[t] != child.tool_versions[t]

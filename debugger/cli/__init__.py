@@ -24,6 +24,8 @@ COMMANDS = {
     "audit": "debugger.cli.audit",
     "migrate": "debugger.cli.migrate",
     "replay": "debugger.cli.replay",
+    "sql": "debugger.cli.sql",
+    "prune": "debugger.cli.prune",
     "app": "debugger.cli.app",
     "demo": "debugger.cli.demo",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from debugger.audit import VERDICT_WORDS, audit_run, audit_store, summary_rows
+from debugger.audit.retention import retention_findings
 from debugger.cli.support import command, emit_json, migrations_option, open_store
 from debugger.errors import StepscopeError
 from debugger.migrations import load_registry
@@ -77,9 +78,16 @@ def cmd(
             emit_json(report.to_dict()) if as_json else print_report(report)
             return
         reports = audit_store(store, registry)
+        store_findings = retention_findings(store)
     if as_json:
-        emit_json({"runs": [r.to_dict() for r in reports]})
-    elif reports:
+        emit_json(
+            {"runs": [r.to_dict() for r in reports],
+             "store_findings": [f.to_dict() for f in store_findings]}
+        )  # fmt: skip
+        return
+    if reports:
         _print_table(reports)
     else:
         click.echo("no runs")
+    for f in store_findings:  # on stderr: the table stays what scripts parse
+        click.echo(f"warning: {f.rule_id}: {f.message}. Hint: {f.hint}.", err=True)

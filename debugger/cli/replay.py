@@ -18,6 +18,7 @@ from debugger.replay.engine import (
     Progress,
     replay,
 )
+from debugger.replay.isolation import DEFAULT_ISOLATION, ISOLATIONS
 from debugger.replay.report import ReplayReport
 
 
@@ -92,6 +93,20 @@ def _print(report: ReplayReport) -> None:
               help="Replay files dir (default: <store>.replays/<id>/).")  # fmt: skip
 @click.option("--baseline", metavar="MODULE:ATTR",
               help="Also replay this agent (the code that ran).")  # fmt: skip
+@click.option(
+    "--isolation",
+    type=click.Choice(ISOLATIONS),
+    default=DEFAULT_ISOLATION,
+    show_default=True,
+    help="kernel: namespaces (bubblewrap); hooks: the weaker in-process guard.",
+)
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME[=VALUE]",
+    help="Pass a variable to the agent (repeatable); nothing else is passed.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 def cmd(
     store_path: str | None,
@@ -110,15 +125,20 @@ def cmd(
     migrations: str | None,
     output_dir: str | None,
     baseline: str | None,
+    isolation: str,
+    env: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """Re-run RUN from a checkpoint in a sandbox and compare it with the original.
 
     Tool and model calls are answered from the original's tape (or --mocks); writes are
-    recorded, never executed; the network is blocked. The replay is stored as run
-    RUN~replay-N. Exit status 0 whatever the replay found; 2 for bad input. A run that
-    LangGraph wrote is replayed with --graph (its chat models and tools are answered from
-    the recorded messages).
+    recorded, never executed. The agent runs in a kernel sandbox (bubblewrap): no network,
+    read-only filesystem but its work dir, its own processes, hard limits, only the
+    variables named with --env. Without bubblewrap the replay refuses to start unless
+    --isolation=hooks. The replay is stored as run RUN~replay-N. Exit status 0 whatever the
+    replay found; 2 for bad input or missing isolation. A run that LangGraph wrote is
+    replayed with --graph (its chat models and tools are answered from the recorded
+    messages), in the same sandbox.
 
     \b
     Examples:
@@ -132,15 +152,17 @@ def cmd(
           --agent sample_checkpoints.refund_desk.agent:fixed_agent \\
           --baseline sample_checkpoints.refund_desk.agent:agent \\
           --mocks sample_checkpoints.refund_desk.replay_mocks
+      stepscope replay crash-at-step-7 --from 6 --agent my_pkg.agent:agent \\
+          --env OPENAI_BASE_URL --env MODE=replay --isolation hooks
       stepscope replay refund-A-7 --from 3 \\
           --graph sample_checkpoints.langgraph_refund.graph:fixed_graph \\
           --baseline sample_checkpoints.langgraph_refund.graph:graph \\
-          --mocks sample_checkpoints.langgraph_refund.replay_mocks
+          --mocks sample_checkpoints.langgraph_refund.replay_mocks --env REFUND_PAYMENTS
     """
     settings: dict[str, Any] = dict(
         mocks=mocks, mode=mode, timeout_s=timeout_s, max_steps=max_steps,
         memory_mb=memory_mb, migrations=migrations, output_dir=output_dir,
-        progress=None if as_json else _progress(quiet),
+        progress=None if as_json else _progress(quiet), isolation=isolation, env=list(env),
     )  # fmt: skip
     if graph:
         settings.update(writes=_names(writes), resume=[_json_arg(r) for r in resume])

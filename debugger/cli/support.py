@@ -13,6 +13,7 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -180,6 +181,10 @@ def _default(obj: Any) -> Any:
         return obj.isoformat()
     if hasattr(obj, "item"):  # numpy scalars from DataFrames
         return obj.item()
+    if isinstance(obj, Decimal):  # a DECIMAL column (`stepscope sql`): exact, as text
+        return str(obj)
+    if isinstance(obj, bytes | bytearray | memoryview):  # a BLOB: its bytes in hex
+        return bytes(obj).hex()
     raise TypeError(type(obj).__name__)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any
 
 from debugger.audit import audit_run
@@ -38,11 +39,13 @@ def findings_by_step(
     say) belongs to the last checkpoint before it; run-wide findings go under None.
     """
     out: dict[int | None, list[dict[str, Any]]] = {}
-    known = sorted(set(steps))
+    present = set(steps)
+    known = sorted(present)
     for f in findings:
         step = f.get("step_index")
-        if step is not None and known and step not in known:
-            earlier = [s for s in known if s < step]
-            step = earlier[-1] if earlier else known[0]
+        if step is not None and known and step not in present:
+            # bisected, not scanned: a long run can have a finding at many of its steps
+            at = bisect_left(known, step)
+            step = known[at - 1] if at else known[0]
         out.setdefault(step, []).append(f)
     return out

@@ -6,38 +6,18 @@ checkpoints (their states as stored text) means a step change reads one checkpoi
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from debugger.diff.text import StateText
+from debugger.json_text import gc_paused as gc_paused  # the pages import it from here
 from debugger.model import Checkpoint
 from debugger.store import Store
 
 if TYPE_CHECKING:
     from debugger.pages_data.timeline import StepRef
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a step's view is built.
-
-    Parsing and diffing a large state allocates many dicts and lists, and every burst of
-    allocations triggers collections that traverse them all, which can take longer than the
-    diff itself. Parsed JSON has no reference cycles, so nothing is lost by collecting
-    afterwards. Only re-enabled if it was enabled (threads may nest).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 RECENT_CHECKPOINTS = 4

@@ -6,10 +6,12 @@ A replay report here is the dict of :meth:`debugger.replay.engine.ReplayReport.t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from debugger.model import Run
+from debugger.replay.report import ISOLATION_WORDS
 from debugger.store import Store
 
 SAMPLE_INPUTS = {
@@ -54,6 +56,12 @@ def target(store: Store, run_id: str) -> str:
     return "graph" if store.run_flavour(run_id) == "langgraph" else "agent"
 
 
+def env_items(text: str) -> list[str]:
+    """The page's environment field as ``--env`` items (``NAME`` or ``NAME=VALUE``, apart
+    by spaces or commas); :func:`debugger.replay.isolation.environment` checks each."""
+    return [item for item in re.split(r"[\s,]+", text.strip()) if item]
+
+
 def split_baseline(settings: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The replay's arguments and the baseline agent or graph (None when none, or the same)."""
     args = dict(settings)
@@ -69,6 +77,13 @@ def headline(report: dict[str, Any]) -> tuple[str, Tone]:
     if report["outcome"] in ("diverged", "end_of_original", "completed", "parked"):
         return text, "warning"
     return text, "error"
+
+
+def isolation_note(report: dict[str, Any]) -> str:
+    """The isolation the replay ran under, in words (reports saved before it was recorded
+    ran under the in-process hooks)."""
+    isolation = report.get("isolation") or "hooks"
+    return f"Isolation: {ISOLATION_WORDS.get(isolation, isolation)}"
 
 
 def counts(report: dict[str, Any]) -> dict[str, int]:

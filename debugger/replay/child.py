@@ -1,60 +1,46 @@
-"""The replay's child process: ``python -m debugger.replay.child INPUT.json``.
+"""The replay's child process: ``python -m debugger.replay.child --input-fd N --protocol-fd N
+--log-fd N --isolation kernel|hooks``.
 
-It caps its memory, blocks the network and outside writes, imports the agent (and mocks),
-migrates the starting state if needed, then runs the agent's steps against a
-:class:`~debugger.replay.sandbox.SandboxContext`. It reports one JSON event per line on the
-stdout it was started with; the agent's own prints go to ``agent.log`` in the output
-directory. The parent enforces the wall-clock limit by killing this process.
+It reads the replay's JSON document from the input descriptor, sends its stdout and stderr
+to the log descriptor (``agent.log``), installs the in-process hooks (the layer that
+explains a refusal; under kernel isolation the kernel is what enforces it), imports the
+agent (and mocks), migrates the starting state if needed, then runs the agent's steps
+against a :class:`~debugger.replay.sandbox.SandboxContext`.
 
-Events: ``started``, ``violation``, ``step`` (state, budgets, calls, divergences; ``partial``
-when the step did not finish), ``setup_error`` and ``end`` (outcome and reason).
+It reports data only, over the protocol descriptor (:mod:`debugger.replay.protocol`):
+``hello``, ``violation``, ``ready`` (the start state, migrated), ``step`` (state, budgets,
+the calls as made), ``setup_error`` and ``end`` (why the loop stopped, from a closed set).
+The parent decides the outcome, words it, and compares the replay with the original.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from debugger.contract import BUDGET_LIMITS, Agent, check_agent
+from debugger.contract import Agent, check_agent
 from debugger.errors import StepscopeError
 from debugger.replay import guard
+from debugger.replay.budgets import budget_reason
+from debugger.replay.protocol import Writer, clip
 from debugger.replay.sandbox import SandboxContext, StopReplay, load_mocks
 from debugger.replay.tape import Tape, canonical
 from debugger.replay.versions import migrate_state, migrations_for
 
+_CALL_KEYS = ("step_index", "seq", "kind", "name", "request", "idempotency_key", "is_write",
+              "source", "response", "error")  # fmt: skip
+
 
 def _json_copy(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value))
-
-
-class _Events:
-    """One JSON document a line on the protocol descriptor."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream = stream
-
-    def emit(self, event: str, **fields: Any) -> None:
-        line = orjson.dumps({"event": event, **fields}, default=repr,
-                            option=orjson.OPT_NON_STR_KEYS)  # fmt: skip
-        self.stream.write(line + b"\n")
-        self.stream.flush()
-
-
-def _take_stdout(output_dir: Path) -> IO[bytes]:
-    """Keep the original stdout for events; send fds 1 and 2 to agent.log."""
-    proto = os.fdopen(os.dup(1), "wb")
-    log = os.open(output_dir / "agent.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
-    return proto
 
 
 def load_agent(spec: str) -> Agent:
@@ -68,29 +54,16 @@ def load_agent(spec: str) -> Agent:
     return check_agent(obj, spec)
 
 
-_BUDGET_WORDS = (
-    ("steps_spent", "step"),
-    ("tokens_spent", "token"),
-    ("wall_clock_ms", "wall-clock"),
-)
-"""Each budget in the order the child checks it (steps first), and its word in a reason."""
-
-
-def _budget_reason(budgets: dict[str, int], limits: dict[str, Any]) -> str | None:
-    """Why the run's own limits stop it (as the runtime checks them), or None."""
-    for spent_key, what in _BUDGET_WORDS:
-        limit = limits.get(BUDGET_LIMITS[spent_key])
-        if isinstance(limit, int | float) and budgets[spent_key] >= limit:
-            return f"the run's {what} budget is spent ({budgets[spent_key]} of {limit})"
-    return None
+Stop = tuple[str, int, str | None]
+"""Why the loop stopped (``protocol.STOP_REASONS``), at which step, and the agent's text."""
 
 
 class Runner:
     """The replay loop inside the child."""
 
-    def __init__(self, data: dict[str, Any], events: _Events, agent: Agent, mocks: Any) -> None:
+    def __init__(self, data: dict[str, Any], out: Writer, agent: Agent, mocks: Any) -> None:
         self.data = data
-        self.events = events
+        self.out = out
         self.agent = agent
         self.step = int(data["from_step"])
         self.budgets = dict(data["start"]["budgets"])
@@ -102,15 +75,15 @@ class Runner:
         self.ctx = SandboxContext(tape, mocks, data["mode"], seq=int(data["seq_start"]))
         self.step_started = time.perf_counter()
 
-    def run(self, state: Any) -> tuple[str, str]:
-        """Run steps until an outcome; returns (outcome, reason)."""
+    def run(self, state: Any) -> Stop:
+        """Run steps until one of the stop reasons."""
         done = 0
         while True:
             self.step_started = time.perf_counter()
             try:
                 stop = self._before_step(state, done)
             except Exception as e:  # the agent's is_done / interrupt hooks are its code too
-                return "agent_error", f"after step {self.step}: {type(e).__name__}: {e}"
+                return "agent_error", self.step, f"{type(e).__name__}: {e}"
             if stop:
                 return stop
             nxt = self.step + 1
@@ -120,44 +93,37 @@ class Runner:
             try:
                 # a JSON-clean copy each way, as the runtime does: no shared objects
                 new_state = _json_copy(self.agent.step(_json_copy(state), self.ctx))
-            except StopReplay as s:
+            except StopReplay:
                 self._partial(nxt)
-                return "diverged", str(s.divergence["message"])
+                return "diverged", nxt, None
             except MemoryError:
                 self._partial(nxt)
-                return (
-                    "memory_limit",
-                    f"step {nxt} ran out of memory (limit {self.data['memory_mb']} MB)",
-                )
+                return "memory", nxt, None
             except Exception as e:
                 self._partial(nxt, traceback.format_exc(limit=-3))
-                return "agent_error", f"step {nxt} raised {type(e).__name__}: {e}"
+                return "agent_error", nxt, f"{type(e).__name__}: {e}"
             self._account(time.perf_counter() - started)
             self.step, state, done = nxt, new_state, done + 1
             found = self._emit_step(state)
             if found and self.data["mode"] == "strict":
-                return "diverged", str(found[0]["message"])
+                return "diverged", nxt, None
 
-    def _before_step(self, state: Any, done: int) -> tuple[str, str] | None:
+    def _before_step(self, state: Any, done: int) -> Stop | None:
         if self.agent.is_done(state):
-            return "completed", f"the agent finished at step {self.step}"
+            return "done", self.step, None
         interrupt = getattr(self.agent, "interrupt", None)
         request = interrupt(state) if callable(interrupt) else None
         if request:
-            return "parked", f"the agent waits for input at step {self.step}: {request!r}"[:300]
-        reason = _budget_reason(self.budgets, self.limits)
-        if reason:
-            return "budget_exhausted", reason
+            return "parked", self.step, repr(request)
+        if budget_reason(self.budgets, self.limits):
+            return "budget", self.step, None
         if done >= int(self.data["max_steps"]):
-            return "step_limit", f"stopped by the replay's step limit ({done} steps)"
+            return "step_limit", self.step, None
         nxt = self.step + 1
         if self.data["mode"] == "strict" and (
             self.original_last is None or nxt > self.original_last
         ):
-            return "end_of_original", (
-                f"the original's record ends at step {self.original_last}; strict mode stops "
-                f"before step {nxt} (use lenient mode with mocks to go on)"
-            )
+            return "end_of_original", self.step, None
         return None
 
     def _account(self, seconds: float) -> None:
@@ -165,34 +131,33 @@ class Runner:
         self.budgets["tokens_spent"] += self.ctx.step_tokens
         self.budgets["wall_clock_ms"] += round(seconds * 1000)
 
+    def _calls(self) -> list[dict[str, Any]]:
+        return [{k: c.get(k) for k in _CALL_KEYS} for c in self.ctx.calls]
+
     def _emit_step(self, state: Any) -> list[dict[str, Any]]:
+        """Send the finished step; return the divergences the child itself saw (strict stop)."""
         self.ctx.missing_calls()
         divergences = list(self.ctx.divergences)
         original = self.originals.get(self.step)
-        equal = None if original is None else canonical(original) == canonical(state)
-        if equal is False:
-            divergences.append({
-                "step_index": self.step, "kind": "state", "call": None, "original": None,
-                "message": f"step {self.step}: the working state differs from the original",
-                "original_state": original,
-            })  # fmt: skip
+        if original is not None and canonical(original) != canonical(state):
+            divergences.append({"kind": "state"})
         planned = getattr(self.agent, "planned_effects", None)
         pending = [{"status": "pending", **e} for e in planned(state)] if callable(planned) else []
         seconds = time.perf_counter() - self.step_started
-        self.events.emit("step", step_index=self.step, partial=False, state=state,
-                         budgets=self.budgets, calls=self.ctx.calls, divergences=divergences,
-                         state_equal=equal, pending_effects=pending, seconds=seconds)  # fmt: skip
+        self.out.send("step", step_index=self.step, partial=False, state=state,
+                      budgets=self.budgets, calls=self._calls(), pending_effects=pending,
+                      seconds=seconds, error=None)  # fmt: skip
         return divergences
 
     def _partial(self, step: int, error: str | None = None) -> None:
-        self.events.emit(
-            "step", step_index=step, partial=True, state=None, budgets=self.budgets,
-            calls=self.ctx.calls, divergences=self.ctx.divergences, state_equal=None, error=error,
-        )  # fmt: skip
+        self.out.send("step", step_index=step, partial=True, state=None, budgets=self.budgets,
+                      calls=self._calls(), pending_effects=[],
+                      seconds=time.perf_counter() - self.step_started,
+                      error=None if error is None else clip(error))  # fmt: skip
 
 
-def _setup(data: dict[str, Any], events: _Events) -> tuple[Agent, Any, Any] | None:
-    """Import agent and mocks, migrate states; None (after an event) when that fails."""
+def _setup(data: dict[str, Any], out: Writer) -> tuple[Agent, Any, Any] | None:
+    """Import agent and mocks, migrate states; None (after a message) when that fails."""
     what = "agent"
     try:
         agent = load_agent(data["agent"])
@@ -215,46 +180,73 @@ def _setup(data: dict[str, Any], events: _Events) -> tuple[Agent, Any, Any] | No
             message, hint = f"{type(e).__name__}: {e.message}", e.hint
         else:
             message, hint = f"{type(e).__name__}: {e}", ""
-        events.emit("setup_error", what=what, message=message, hint=hint,
-                    traceback=traceback.format_exc(limit=-4))  # fmt: skip
+        out.send("setup_error", what=what, message=clip(message), hint=clip(hint),
+                 traceback=clip(traceback.format_exc(limit=-4)))  # fmt: skip
         return None
-    events.emit("ready", state=state, schema_version=data["start"]["schema_version"],
-                migrated_from=migrated_from)  # fmt: skip
+    # the migrated originals are sent only when a migration module ran: else the parent
+    # compares with the states it read from the store itself
+    originals = data["original"] if module is not None else None
+    out.send("ready", state=state, schema_version=data["start"]["schema_version"],
+             migrated_from=migrated_from, originals=originals)  # fmt: skip
     return agent, mocks, state
 
 
-def main(argv: list[str]) -> int:
-    """Run one replay described by the JSON file ``argv[1]``."""
-    data = orjson.loads(Path(argv[1]).read_bytes())
-    output_dir = Path(data["output_dir"])
-    events = _Events(_take_stdout(output_dir))
+def _args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="debugger.replay.child")
+    for name in ("--input-fd", "--protocol-fd", "--log-fd"):
+        parser.add_argument(name, type=int, required=True)
+    parser.add_argument("--isolation", choices=("kernel", "hooks"), required=True)
+    return parser.parse_args(argv)
+
+
+def open_child(argv: list[str]) -> tuple[dict[str, Any], Writer, list[Any]]:
+    """The start every kind of child shares: read the document, send output to the log,
+    install the hooks, say ``hello``.
+
+    Returns:
+        The replay's document, the protocol writer, and a list to append the runner to
+        (a violation is reported at its ``ctx.step_index``).
+    """
+    args = _args(argv)
+    with os.fdopen(args.input_fd, "rb") as f:
+        data = orjson.loads(f.read())
+    os.dup2(args.log_fd, 1)
+    os.dup2(args.log_fd, 2)
+    os.close(args.log_fd)
+    out = Writer(args.protocol_fd)
     sys.dont_write_bytecode = True
 
-    runners: list[Any] = []  # Runner, or a graph's runner: both have ctx.step_index
+    runners: list[Any] = []
 
     def record(kind: str, detail: str) -> None:
         step = runners[0].ctx.step_index if runners else int(data["from_step"])
-        events.emit("violation", kind=kind, detail=detail, step_index=step)
+        out.send("violation", kind=kind, detail=clip(detail), step_index=step)
 
     guard.limit_memory(int(data["memory_mb"]))
     guard.block_network(record)
-    guard.install_audit_hook(record, [output_dir])
-    events.emit("started", pid=os.getpid())
-    if data.get("graph"):  # a LangGraph graph instead of a step(state, ctx) agent
-        from debugger.replay.graph.child import run_graph
+    # where the child may write: its work directory and $TMPDIR, plus the private /tmp and
+    # /dev/shm of the kernel sandbox (in hooks mode those are the machine's, shared)
+    writable = [os.getcwd(), os.environ.get("TMPDIR") or os.getcwd()]
+    if args.isolation == "kernel":
+        writable += ["/tmp", "/dev/shm"]
+    guard.install_audit_hook(record, [Path(p) for p in writable])
+    out.send("hello", pid=os.getpid())
+    return data, out, runners
 
-        return run_graph(data, events, runners)
-    setup = _setup(data, events)
+
+def main(argv: list[str]) -> int:
+    """Run the replay whose document arrives on ``--input-fd``."""
+    data, out, runners = open_child(argv)
+    setup = _setup(data, out)
     if setup is None:
         return 3
     agent, mocks, state = setup
-    runner = Runner(data, events, agent, mocks)
+    runner = Runner(data, out, agent, mocks)
     runners.append(runner)
-    outcome, reason = runner.run(state)
-    events.emit("end", outcome=outcome, reason=reason, step_index=runner.step,
-                budgets=runner.budgets)  # fmt: skip
+    why, step, detail = runner.run(state)
+    out.send("end", why=why, step_index=step, detail=None if detail is None else clip(detail))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -21,6 +21,7 @@ import orjson
 from debugger.contract import BUDGETS
 from debugger.errors import MigrationError, ReplayError, StoreError
 from debugger.replay import compare
+from debugger.replay import isolation as iso
 from debugger.replay.inputs import (
     ReplayInputs,
     child_input,
@@ -29,8 +30,9 @@ from debugger.replay.inputs import (
     next_replay_id,
     slug,
 )
+from debugger.replay.judge import Verdict, judge
 from debugger.replay.output import import_replay, save_report, write_sqlite
-from debugger.replay.process import ChildResult, run_child
+from debugger.replay.process import ChildResult, Sandbox, run_child, work_dir
 from debugger.replay.report import ReplayReport
 from debugger.store import Store
 
@@ -38,6 +40,10 @@ MODES = ("strict", "lenient")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MEMORY_MB = 2048
+GRAPH_CHILD = "debugger.replay.graph.child"
+"""The child entry point of a LangGraph graph replay."""
+GRAPH_IMPORTS = ("loaders", "langgraph", "langchain_core")
+"""What a graph's child imports besides the graph's own module, shown in the sandbox."""
 
 
 class ReplaySetupError(ReplayError):
@@ -81,6 +87,8 @@ def replay(
     migrations: str | None = None,
     output_dir: str | os.PathLike[str] | None = None,
     progress: ProgressFn | None = None,
+    isolation: str = iso.DEFAULT_ISOLATION,
+    env: Sequence[str] = (),
 ) -> ReplayReport:
     """Replay ``run_id`` from ``from_step`` with ``agent`` in the sandbox, and compare.
 
@@ -102,6 +110,10 @@ def replay(
         migrations: state-schema migrations module (default: ``<agent's package>.migrations``).
         output_dir: where the replay's files go (default ``<store>.replays/<replay id>/``).
         progress: called after each event of the child.
+        isolation: ``kernel`` (bubblewrap namespaces; the default, refused where it is not
+            available) or ``hooks`` (the weaker in-process guard only).
+        env: variables the child gets besides the allow-list: ``NAME`` (copied from this
+            environment) or ``NAME=VALUE``.
 
     Returns:
         The report; the replay is also stored as run ``<run_id>~replay-<n>``.
@@ -109,10 +121,13 @@ def replay(
     Raises:
         NotFound: no such run or step.
         ReplaySetupError: the agent or mocks cannot be imported, or the state cannot migrate.
+        IsolationUnavailable: kernel isolation asked for and not available here.
         StoreError: the store cannot be written (held by the app, or opened read-only).
     """
     agent = _target(agent, graph)
     _check_args(agent, mode, timeout_s, max_steps, memory_mb)
+    iso.check_available(isolation)
+    iso.environment([], "/", env)  # a bad --env is refused before anything is written
     started = time.perf_counter()
     with writable(store) as s:
         inputs = load_inputs(s, run_id, from_step)
@@ -124,22 +139,31 @@ def replay(
             inputs = original.with_in_flight(inputs, whole_tape)
         replay_id = next_replay_id(s, run_id)
         root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
+        hidden = iso.hidden_paths(s.path, s.sources()["location"].tolist(),
+                                  default_output_root(s.path))  # fmt: skip
     out = _fresh_dir(root)
+    modules = [agent, mocks, migrations, *(GRAPH_IMPORTS if graph else ())]
+    sandbox = _sandbox(isolation, memory_mb, out, env, hidden, modules, bool(graph))
     settings = {"agent": agent, "mocks": mocks, "mode": mode, "max_steps": max_steps,
-                "memory_mb": memory_mb, "migrations": migrations}  # fmt: skip
+                "memory_mb": memory_mb, "migrations": migrations,
+                "timeout_s": timeout_s}  # fmt: skip
+    doc = child_input(inputs, replay_id, settings, out)
+    if graph:
+        doc["graph"] = graph_input
+    document = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS, default=repr)
     input_path = out / "input.json"
-    document = child_input(inputs, replay_id, settings, out)
-    if graph:
-        document["graph"] = graph_input
-    input_path.write_bytes(orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS,
-                                        default=repr))  # fmt: skip
-    ready: dict[str, Any] = {}
-    child = run_child(input_path, out, timeout_s, _on_event(inputs, ready, progress))
-    _raise_setup_error(child, out, agent, mocks)
-    if graph:
-        calls = [c for ev in child.steps for c in ev.get("calls") or []]
+    input_path.write_bytes(document)
+    child = run_child(input_path, out, timeout_s, sandbox, _on_event(inputs, progress))
+    _raise_setup_error(child, out, agent, mocks, isolation)
+    # judged on the document exactly as the child read it
+    verdict = judge(orjson.loads(document), child, timeout_s)
+    child.steps = verdict.steps
+    trusted = verdict.outcome != "sandbox_violation"
+    ready = (child.ready or {}) if trusted else {}
+    if graph:  # the original's writes, classified as the judged calls were
+        calls = [c for ev in child.steps for c in ev["calls"]]
         inputs = original.with_original_writes(inputs, whole_tape, calls, writes)
-    report = _report(inputs, child, replay_id, settings, ready, out, timeout_s)
+    report = _report(inputs, child, replay_id, settings, ready, out, verdict, isolation)
     write_sqlite(out / "replay.sqlite", inputs, child, report, ready)
     report = _with_seconds(report, time.perf_counter() - started)
     save_report(report, out)
@@ -212,6 +236,27 @@ def writable(store: Store | str | os.PathLike[str], saved: Path | None = None) -
         yield s
 
 
+def _sandbox(
+    isolation: str,
+    memory_mb: int,
+    out: Path,
+    env: Sequence[str],
+    hidden: list[Path],
+    modules: list[str | None],
+    graph: bool = False,
+) -> Sandbox:
+    """What the child may see and hold: its environment, its view, its limits (a graph's
+    child is its own entry point, speaking the protocol with graph calls)."""
+    home = "/tmp" if isolation == "kernel" else str(work_dir(out))
+    path = iso.import_path()
+    environment = iso.environment(path, home, env)
+    readable = iso.readable_roots([*path, *iso.module_roots(["debugger", "orjson", *modules])])
+    if not graph:
+        return Sandbox(isolation, memory_mb, environment, readable, hidden)
+    return Sandbox(isolation, memory_mb, environment, readable, hidden,
+                   module=GRAPH_CHILD, protocol="graph")  # fmt: skip
+
+
 def _fresh_dir(root: Path) -> Path:
     """A new, empty output directory (a leftover of an unstored attempt is set aside)."""
     path, n = root, 1
@@ -223,17 +268,14 @@ def _fresh_dir(root: Path) -> Path:
 
 
 def _on_event(
-    inputs: ReplayInputs, ready: dict[str, Any], progress: ProgressFn | None
+    inputs: ReplayInputs, progress: ProgressFn | None
 ) -> Callable[[dict[str, Any]], None]:
     last = inputs.original_last_step
     expected = None if last is None else max(0, last - inputs.start.step_index)
     done = [0]
 
     def handle(event: dict[str, Any]) -> None:
-        kind = event["event"]
-        if kind == "ready":
-            ready.update(event)
-        if kind == "step" and not event["partial"]:
+        if event["type"] == "step" and not event["partial"]:
             done[0] += 1
         if progress is not None:
             step = int(event.get("step_index", inputs.start.step_index))
@@ -243,24 +285,28 @@ def _on_event(
 
 
 def _describe(event: dict[str, Any]) -> str:
-    kind = event["event"]
+    # progress only: the verdict is the parent's, made once the child has ended
+    kind = event["type"]
     if kind == "step":
-        n = len(event.get("divergences") or [])
         what = "did not finish" if event["partial"] else "replayed"
-        return f"step {event['step_index']} {what}" + (f", {n} divergence(s)" if n else "")
+        return f"step {event['step_index']} {what}"
     if kind == "violation":
-        return f"sandbox violation: {event['kind']}: {event['detail']}"
+        return f"sandbox violation: {event['kind']}"
     if kind == "end":
-        return f"{event['outcome']}: {event['reason']}"
+        return "the agent stopped; judging the replay"
     return str(kind)
 
 
-def _raise_setup_error(child: ChildResult, out: Path, agent: str, mocks: str | None) -> None:
+def _raise_setup_error(
+    child: ChildResult, out: Path, agent: str, mocks: str | None, isolation: str
+) -> None:
     err = child.setup_error
     if err is None:
-        if not child.started and not child.timed_out:
+        if not child.started and not child.timed_out and child.protocol_error is None:
             tail = child.stderr_tail.strip().splitlines()[-1:] or ["no output"]
             shutil.rmtree(out, ignore_errors=True)
+            if isolation == "kernel" and tail[0].startswith("bwrap:"):
+                raise iso.unavailable_from(tail[0])
             raise ReplayError(
                 f"the replay's child process failed before the agent ran: {tail[0]}",
                 "check that Stepscope is installed in this Python environment",
@@ -283,19 +329,6 @@ def _raise_setup_error(child: ChildResult, out: Path, agent: str, mocks: str | N
                          "agent version that wrote the run")  # fmt: skip
 
 
-def _outcome(child: ChildResult, timeout_s: float) -> tuple[str, str]:
-    if child.timed_out:
-        step = child.steps[-1]["step_index"] if child.steps else None
-        where = f" (last step finished: {step})" if step is not None else ""
-        return "timeout", f"stopped by the wall-clock limit of {timeout_s:g} s{where}"
-    if child.end is not None:
-        return str(child.end["outcome"]), str(child.end["reason"])
-    code = child.returncode
-    tail = (child.stderr_tail.strip().splitlines() or [""])[-1]
-    how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-    return "crashed", f"the replay's process died ({how}) {tail}".strip()
-
-
 def _report(
     inputs: ReplayInputs,
     child: ChildResult,
@@ -303,9 +336,10 @@ def _report(
     settings: dict[str, Any],
     ready: dict[str, Any],
     out: Path,
-    timeout_s: float,
+    verdict: Verdict,
+    isolation: str,
 ) -> ReplayReport:
-    outcome, reason = _outcome(child, timeout_s)
+    outcome, reason = verdict.outcome, verdict.reason
     divergences = compare.divergences(child)
     writes = compare.ledger(child)
     b = inputs.start.budgets
@@ -333,7 +367,7 @@ def _report(
         budgets_start=start_budgets,
         budgets_end=dict(full[-1]["budgets"]) if full else start_budgets,
         limits={
-            "timeout_s": timeout_s,
+            "timeout_s": settings["timeout_s"],
             "max_steps": settings["max_steps"],
             "memory_mb": settings["memory_mb"],
         },
@@ -341,6 +375,7 @@ def _report(
         seconds=0.0,
         migrated_from=ready.get("migrated_from"),
         agent_error=errors[-1] if errors else None,
+        isolation=isolation,
     )
 
 

@@ -1,4 +1,11 @@
-"""What keeps a replayed agent inside its sandbox: no network, no writes outside its output.
+"""The in-process guard: the layer that *explains* what a replayed agent tried.
+
+Under kernel isolation (:mod:`debugger.replay.isolation`) the kernel is what keeps the
+agent in (no network, read-only filesystem, its own processes); this guard makes a refused
+attempt a violation that names what was tried (``connect 10.0.0.5:5432``, ``remove PATH``),
+so the report says why the agent failed. Under ``--isolation=hooks`` it is all there is,
+and code that goes around Python (a C driver, ctypes, a fresh interpreter, code that edits
+this module) is not stopped: docs/replay.md says so.
 
 Installed in the child process before the agent is imported, so module-level code of the
 agent is covered too. Two layers:
@@ -8,14 +15,14 @@ agent is covered too. Two layers:
   module (urllib, http.client, requests, httpx, asyncio) fails with a clear error;
 - an audit hook (PEP 578) refuses the network events of the socket module's C level
   (``socket.connect``, ``sendto``, name resolution), new processes (``subprocess.Popen``,
-  ``os.system``, ``os.exec*``, ``os.posix_spawn``), and writes (``open`` events with a write
-  mode, ``sqlite3.connect`` without ``mode=ro``) outside the replay's output directory.
+  ``os.system``, ``os.exec*``, ``os.posix_spawn``, ``os.fork``), signals to other processes
+  (``os.kill``), and changes to files outside the writable directories or on a read-only
+  mount (``open`` for writing, ``remove``, ``rename``, ``truncate``, ``symlink``, ``link``,
+  ``mkdir``, ``chmod``, ``sqlite3.connect`` unless every ``mode=`` is ``ro``).
 
-Native code that opens sockets or files itself (a C database driver, for example) is not
-seen by either layer; docs/replay.md says so. Every refusal is recorded as a violation and
-raised to the agent as :class:`NetworkBlocked`, :class:`WriteBlocked` or
-:class:`ProcessBlocked`, which are OSErrors,
-so code that handles a failed connection behaves as it would offline.
+Every refusal is recorded as a violation and raised to the agent as
+:class:`NetworkBlocked`, :class:`WriteBlocked` or :class:`ProcessBlocked`, which are
+OSErrors, so code that handles a failed connection behaves as it would offline.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import parse_qs
 
 from debugger.errors import SandboxViolation
 
@@ -46,19 +54,53 @@ class ProcessBlocked(SandboxViolation, PermissionError):
     """A new process (subprocess, os.system, exec) started inside the replay sandbox."""
 
 
+def format_address(value: Any) -> str:
+    """A socket address as people write it: ``10.0.0.5:5432``, ``[::1]:80``, a Unix path."""
+    if isinstance(value, tuple) and len(value) >= 2:
+        host = str(value[0])
+        return f"[{host}]:{value[1]}" if ":" in host else f"{host}:{value[1]}"
+    return os.fsdecode(value) if isinstance(value, str | bytes) else repr(value)
+
+
 _NETWORK_EVENTS: dict[str, Callable[[tuple[Any, ...]], str]] = {
-    "socket.connect": lambda a: f"connect to {a[1]!r}",
-    "socket.sendto": lambda a: f"send to {a[1]!r}",
-    "socket.sendmsg": lambda a: f"send to {a[1]!r}",
+    "socket.connect": lambda a: f"connect {format_address(a[1])}",
+    "socket.sendto": lambda a: f"send to {format_address(a[1])}",
+    "socket.sendmsg": lambda a: f"send to {format_address(a[1])}",
     "socket.getaddrinfo": lambda a: f"resolve {a[0]!r}:{a[1]!r}",
     "socket.gethostbyname": lambda a: f"resolve {a[0]!r}",
     "socket.gethostbyaddr": lambda a: f"resolve {a[0]!r}",
 }
 """Audit events of the socket module that reach out, and how to describe each."""
 _PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"}
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.startfile",
+        "os.fork",
+        "os.forkpty",
+    }
 )
 """A child process would be outside every guard here, so starting one is refused."""
+
+_PATH_EVENTS: dict[str, tuple[int, ...]] = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.rename": (0, 1),
+    "os.truncate": (0,),
+    "os.symlink": (1,),
+    "os.link": (0, 1),
+    "os.mkdir": (0,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.utime": (0,),
+    "shutil.rmtree": (0,),
+}
+"""Audit events that change the filesystem without ``open``, and which arguments are paths
+(a hard link's source counts: writing through it would change the outside file)."""
+_SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg"})
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
@@ -82,14 +124,14 @@ def block_network(record: Recorder) -> None:
             "answer this call from the tape or a mocks module",
         )
 
-    def connect(self: socket.socket, address: Any) -> None:
-        refuse(f"connect to {address!r}")
+    def connect(self: socket.socket, to: Any) -> None:
+        refuse(f"connect {format_address(to)}")
 
-    def connect_ex(self: socket.socket, address: Any) -> int:
-        refuse(f"connect to {address!r}")
+    def connect_ex(self: socket.socket, to: Any) -> int:
+        refuse(f"connect {format_address(to)}")
 
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        refuse(f"connect to {address!r}")
+        refuse(f"connect {format_address(address)}")
 
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> list[Any]:
         refuse(f"resolve {host!r}:{port!r}")
@@ -113,7 +155,17 @@ def _inside(path: Any, roots: tuple[Path, ...]) -> bool:
         p = Path(os.fsdecode(path)).resolve()
     except (TypeError, ValueError, OSError):
         return False
-    return any(p == r or r in p.parents for r in roots)
+    return any(p == r or r in p.parents for r in roots) and not _read_only(p)
+
+
+def _read_only(path: Path) -> bool:
+    """True when ``path`` lies on a read-only mount (a kernel sandbox's bound directories)."""
+    for p in (path, *path.parents):
+        try:
+            return bool(os.statvfs(p).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
 
 
 def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
@@ -135,6 +187,15 @@ def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
         if event == "open" and _is_write(args[1], args[2]) and not _inside(args[0], roots):
             record("file_write", f"open {args[0]!s} for writing")
             raise WriteBlocked(f"writing {args[0]!s} is blocked in the replay sandbox")
+        if event in _PATH_EVENTS:
+            outside = [args[i] for i in _PATH_EVENTS[event] if not _inside(args[i], roots)]
+            if outside:
+                what = f"{event.split('.')[-1]} {' '.join(os.fsdecode(p) for p in outside)}"
+                record("file_write", what[:300])
+                raise WriteBlocked(f"{what} is blocked in the replay sandbox")
+        if event in _SIGNAL_EVENTS and args[0] not in (0, os.getpid()):
+            record("signal", f"{event.split('.')[-1]} {args[0]} signal {args[1]}")
+            raise ProcessBlocked(f"signalling process {args[0]} is blocked in the replay sandbox")
         if event == "sqlite3.connect":
             _check_sqlite(args[0], roots, record)
 
@@ -143,9 +204,11 @@ def install_audit_hook(record: Recorder, writable: list[Path]) -> None:
 
 def _check_sqlite(database: Any, roots: tuple[Path, ...], record: Recorder) -> None:
     name = os.fsdecode(database) if not isinstance(database, int) else ""
-    if name in ("", ":memory:") or "mode=ro" in name or "mode=memory" in name:
+    path, _, query = name.removeprefix("file:").partition("?")
+    modes = parse_qs(query).get("mode") or []
+    # every mode given must be read-only (a substring test let "mode=rw&x=mode=ro" through)
+    if name in ("", ":memory:") or (modes and all(m in ("ro", "memory") for m in modes)):
         return
-    path = name.removeprefix("file:").split("?", 1)[0]
     if not _inside(path, roots):
         record("file_write", f"sqlite3.connect({name}) (writable)")
         raise WriteBlocked(

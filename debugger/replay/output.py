@@ -45,7 +45,8 @@ def _checkpoint_rows(
             "replay_from_step": report.from_step,
             "limits": start.metadata.get("limits") or inputs.run.limits or {},
             "replay": {"mode": report.mode, "mocks": report.mocks,
-                       "output_dir": report.output_dir}}  # fmt: skip
+                       "output_dir": report.output_dir,
+                       "isolation": report.isolation}}  # fmt: skip
     now = datetime.now(UTC)
     steps = [(start.step_index, ready.get("state", start.working_state),
               report.budgets_start, start.model_version, start.pending_effects)]  # fmt: skip

@@ -1,14 +1,22 @@
-"""Starting the sandbox child, reading its events, and enforcing the wall-clock limit.
+"""Starting the sandbox child, reading its protocol pipe, and enforcing the wall-clock limit.
 
-The child is a fresh interpreter (``python -m debugger.replay.child``) in its own process
-group, with its working directory, temporary directory and only writable place set to the
-replay's output directory. Events arrive one JSON line at a time on its stdout; a reader
-thread queues them so the parent can stop waiting at the deadline and kill the group.
+The child is ``python -m debugger.replay.child`` (wrapped in ``bwrap`` under kernel
+isolation, see :mod:`debugger.replay.isolation`), in its own session, with hard limits set
+before its ``exec``. Three descriptors connect it to the parent: its input (the replay's
+JSON document, read-only), the protocol pipe it writes its messages on, and ``agent.log``
+for its stdout and stderr. A reader thread validates the messages
+(:class:`~debugger.replay.protocol.Reader`) and queues them, so the parent can stop waiting
+at the deadline and kill the whole sandbox: the process group, and under kernel isolation
+the PID namespace, which dies with its first process.
+
+The parent's own files live in the output directory, which the child cannot write; the
+child's writable directory is ``work/`` inside it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import queue
 import signal
@@ -21,89 +29,164 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
+from debugger.replay import isolation as iso
+from debugger.replay.protocol import ProtocolError, Reader
+from debugger.replay.seccomp import no_unix_sockets
 
 EventFn = Callable[[dict[str, Any]], None]
+EXIT_GRACE_S = 2.0
+"""How long the child may take to exit after its last message before it is killed."""
 
 
 @dataclass
 class ChildResult:
-    """What the child reported, and how it ended."""
+    """What the child sent (validated), and how its process ended."""
 
     started: bool = False
+    ready: dict[str, Any] | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
     violations: list[dict[str, Any]] = field(default_factory=list)
     end: dict[str, Any] | None = None
     setup_error: dict[str, Any] | None = None
+    protocol_error: str | None = None
+    """The parent's description of the first message outside the protocol."""
     returncode: int | None = None
     timed_out: bool = False
     stderr_tail: str = ""
+    """The last lines bwrap or Python wrote before the child took over its output."""
 
 
-def child_env(output_dir: Path) -> dict[str, str]:
-    """The child's environment: the parent's import path, no bytecode, temp files inside."""
-    tmp = output_dir / "tmp"
-    tmp.mkdir(exist_ok=True)
-    paths = [str(Path(p or os.getcwd()).resolve()) for p in sys.path]
-    skip = ("site-packages", "dist-packages", ".zip", "lib-dynload")
-    extra = [p for p in dict.fromkeys(paths) if not any(s in p for s in skip)]
-    extra = [p for p in extra if not p.startswith(os.path.join(sys.base_prefix, "lib"))]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP", "PYTHONHOME")}
-    env.update(
-        PYTHONPATH=os.pathsep.join(extra),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONUNBUFFERED="1",
-        TMPDIR=str(tmp),
-        TEMP=str(tmp),
-        TMP=str(tmp),
-    )
-    return env
+@dataclass(frozen=True)
+class Sandbox:
+    """How to start the child: the isolation and what it may see."""
+
+    isolation: str
+    """kernel or hooks (``debugger.replay.isolation``)."""
+    memory_mb: int
+    """Address-space limit of the child."""
+    env: dict[str, str]
+    """The child's whole environment."""
+    readable: list[Path] = field(default_factory=list)
+    """What the kernel sandbox shows read-only besides the system."""
+    hidden: list[Path] = field(default_factory=list)
+    """What it masks where a readable path would show it (the store, the sources)."""
+    module: str = "debugger.replay.child"
+    """The child's entry point, run as ``python -m MODULE --input-fd N --protocol-fd N
+    --log-fd N --isolation I``: it reads its JSON document from the input descriptor and
+    speaks :mod:`debugger.replay.protocol` on the protocol descriptor. Another kind of agent
+    (a LangGraph graph) has its own entry point speaking the same protocol."""
+    protocol: str = "agent"
+    """Which of the protocol's call schemas the child speaks (``protocol.PROTOCOLS``): a
+    graph's calls also say where in the graph they were made."""
 
 
-def _reader(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | None]) -> None:
-    for line in stream:
-        try:
-            sink.put(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            continue
-    sink.put(None)
+def work_dir(output_dir: Path) -> Path:
+    """The child's writable directory (its working directory) inside the output directory."""
+    return output_dir / "work"
+
+
+def _argv(
+    sandbox: Sandbox, output_dir: Path, fds: tuple[int, int, int], seccomp_fd: int | None
+) -> list[str]:
+    python = [sys.executable, "-m", sandbox.module, "--input-fd", str(fds[0]),
+              "--protocol-fd", str(fds[1]), "--log-fd", str(fds[2]),
+              "--isolation", sandbox.isolation]  # fmt: skip
+    if sandbox.isolation == "hooks":
+        return python
+    return iso.bwrap_command(python, writable=work_dir(output_dir), readable=sandbox.readable,
+                             hidden=sandbox.hidden, env=sandbox.env,
+                             seccomp_fd=seccomp_fd)  # fmt: skip
+
+
+def _seccomp_pipe(sandbox: Sandbox) -> int | None:
+    """A pipe holding the seccomp program for bwrap to read, or None (hooks, other arch)."""
+    program = no_unix_sockets() if sandbox.isolation == "kernel" else None
+    if program is None:
+        return None
+    read_end, write_end = os.pipe()
+    os.write(write_end, program)  # a few dozen bytes: the pipe's buffer takes them at once
+    os.close(write_end)
+    return read_end
 
 
 def run_child(
-    input_path: Path, output_dir: Path, timeout_s: float, on_event: EventFn | None = None
+    input_path: Path,
+    output_dir: Path,
+    timeout_s: float,
+    sandbox: Sandbox,
+    on_event: EventFn | None = None,
 ) -> ChildResult:
     """Run the child to its end or to the deadline, whichever comes first."""
     result = ChildResult()
-    stderr_path = output_dir / "child.stderr"
-    with stderr_path.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "debugger.replay.child", str(input_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
-            cwd=output_dir, env=child_env(output_dir), start_new_session=True,
-        )  # fmt: skip
+    work_dir(output_dir).mkdir(exist_ok=True)
+    read_end, write_end = os.pipe()
+    seccomp = _seccomp_pipe(sandbox)
+    cpu = math.ceil(timeout_s) + 1
+    with (
+        input_path.open("rb") as data,
+        (output_dir / "agent.log").open("ab") as log,
+        (output_dir / "child.stderr").open("wb") as err,
+    ):
+        fds = (data.fileno(), write_end, log.fileno())
+        extra = () if seccomp is None else (seccomp,)
         try:
-            _collect(proc, result, time.monotonic() + timeout_s, on_event)
+            proc = subprocess.Popen(
+                _argv(sandbox, output_dir, fds, seccomp), stdin=subprocess.DEVNULL, stdout=err,
+                stderr=err, cwd=work_dir(output_dir), env=sandbox.env, pass_fds=fds + extra,
+                start_new_session=True,
+                preexec_fn=lambda: iso.set_limits(sandbox.memory_mb, cpu),
+            )  # fmt: skip
         finally:
-            if proc.poll() is None:
-                _kill(proc)
+            os.close(write_end)
+            if seccomp is not None:
+                os.close(seccomp)
+        stream = os.fdopen(read_end, "rb")
+        deadline = time.monotonic() + timeout_s
+        try:
+            events = _start_reader(stream, sandbox.protocol)
+            _collect(events, result, deadline, on_event)
+            if not result.timed_out and result.protocol_error is None:
+                # after its last word the child must exit, and say nothing more: anything
+                # that follows was not written by the loop (a forged message)
+                grace = time.monotonic() + max(0.05, min(EXIT_GRACE_S, deadline - time.monotonic()))
+                _drain(events, result, grace)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=max(0.01, grace - time.monotonic()))
+        finally:
+            _kill(proc)
             result.returncode = proc.wait()
-            assert proc.stdout is not None
-            proc.stdout.close()
-    result.stderr_tail = stderr_path.read_text(errors="replace")[-2000:]
+            stream.close()
+    result.stderr_tail = (output_dir / "child.stderr").read_text(errors="replace")[-2000:]
     return result
 
 
-def _collect(
-    proc: subprocess.Popen[bytes], result: ChildResult, deadline: float, on_event: EventFn | None
+def _reader(
+    stream: IO[bytes], protocol: str, sink: queue.Queue[dict[str, Any] | str | None]
 ) -> None:
-    events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-    assert proc.stdout is not None
-    threading.Thread(target=_reader, args=(proc.stdout, events), daemon=True).start()
+    try:
+        for message in Reader(stream, protocol):
+            sink.put(message)
+    except ProtocolError as e:
+        sink.put(str(e))
+    sink.put(None)
+
+
+def _start_reader(stream: IO[bytes], protocol: str) -> queue.Queue[dict[str, Any] | str | None]:
+    events: queue.Queue[dict[str, Any] | str | None] = queue.Queue()
+    threading.Thread(target=_reader, args=(stream, protocol, events), daemon=True).start()
+    return events
+
+
+def _collect(
+    events: queue.Queue[dict[str, Any] | str | None],
+    result: ChildResult,
+    deadline: float,
+    on_event: EventFn | None,
+) -> None:
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             result.timed_out = True
-            _kill(proc)
             return
         try:
             event = events.get(timeout=min(remaining, 0.25))
@@ -111,15 +194,39 @@ def _collect(
             continue
         if event is None:
             return
+        if isinstance(event, str):
+            result.protocol_error = event
+            return
         _file(event, result)
         if on_event is not None:
             on_event(event)
+        if event["type"] in ("end", "setup_error"):
+            return
+
+
+def _drain(
+    events: queue.Queue[dict[str, Any] | str | None], result: ChildResult, until: float
+) -> None:
+    """Wait for the pipe to close; a message after the last one is a protocol error."""
+    while (remaining := until - time.monotonic()) > 0:
+        try:
+            event = events.get(timeout=remaining)
+        except queue.Empty:
+            return
+        if event is None:
+            return
+        result.protocol_error = (
+            event if isinstance(event, str) else f"a {event['type']} message came after the end"
+        )
+        return
 
 
 def _file(event: dict[str, Any], result: ChildResult) -> None:
-    kind = event.get("event")
-    if kind == "started":
+    kind = event["type"]
+    if kind == "hello":
         result.started = True
+    elif kind == "ready":
+        result.ready = event
     elif kind == "step":
         result.steps.append(event)
     elif kind == "violation":
@@ -131,6 +238,7 @@ def _file(event: dict[str, Any], result: ChildResult) -> None:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    # The child runs in its own session: its process group holds it and anything it forked.
-    with contextlib.suppress(ProcessLookupError):
+    # The child runs in its own session: its process group holds it (and bwrap); under
+    # kernel isolation the PID namespace takes every process the agent started with it.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)

@@ -11,9 +11,14 @@ from typing import Any, Literal
 
 Outcome = Literal[
     "completed", "diverged", "end_of_original", "parked", "agent_error", "budget_exhausted",
-    "step_limit", "timeout", "memory_limit", "crashed",
+    "step_limit", "timeout", "memory_limit", "crashed", "sandbox_violation",
 ]  # fmt: skip
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
+ISOLATION_WORDS = {
+    "kernel": "kernel (namespaces: no network, read-only filesystem, own processes)",
+    "hooks": "hooks only (in-process guard, the weaker mode: native code is not contained)",
+}
+"""How each isolation is named in a report."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Violation:
     step_index: int
     """Step during which it happened (the starting step for import-time attempts)."""
     kind: str
-    """network, file_write or process."""
+    """network, file_write, process or signal."""
     detail: str
     """What was attempted."""
 
@@ -110,7 +115,8 @@ class ReplayReport:
     """strict or lenient."""
     outcome: str
     """completed, diverged, end_of_original, parked, agent_error, budget_exhausted,
-    step_limit, timeout, memory_limit or crashed (docs/replay.md says what each means)."""
+    step_limit, timeout, memory_limit, crashed or sandbox_violation (docs/replay.md says
+    what each means); decided by the parent process, never taken from the child."""
     reason: str
     """Why the replay ended, in one line."""
     last_step: int
@@ -146,6 +152,9 @@ class ReplayReport:
     """Schema version of the starting checkpoint when it was migrated, else None."""
     agent_error: str | None = None
     """Traceback tail when the agent raised."""
+    isolation: str = "kernel"
+    """What isolated the agent: ``kernel`` (namespaces, read-only filesystem, limits) or
+    ``hooks`` (the weaker in-process guard only); see docs/replay.md."""
 
     @property
     def diverged(self) -> bool:
@@ -163,6 +172,7 @@ class ReplayReport:
         lines = [
             f"replay {self.replay_run_id} of {self.run_id} from step {self.from_step} "
             f"with {self.agent} ({self.mode}): {self.outcome} - {self.reason}",
+            f"isolation: {ISOLATION_WORDS.get(self.isolation, self.isolation)}",
             f"steps run: {len(self.steps)} (last finished: {self.last_step}); budgets "
             f"{self.budgets_start} -> {self.budgets_end}",
         ]

@@ -126,69 +126,45 @@ class SandboxContext:
         """A model call, answered from the tape; its usage counts against the token budget."""
         response = self._call("model", str(request.get("model") or "model"), as_json(request),
                               None, False)  # fmt: skip
-        usage = response.get("usage") if isinstance(response, dict) else None
-        if isinstance(usage, dict):
-            total = usage.get("total_tokens")
-            if total is None:
-                total = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-            self.step_tokens += int(total)
+        self.step_tokens += tokens_of(response)
         return response  # type: ignore[no-any-return]
 
     # -- answering ------------------------------------------------------------------------
-    def _call(
-        self,
-        kind: str,
-        name: str,
-        request: Any,
-        key: str | None,
-        is_write: bool,
-        where: tuple[Tape, int] | None = None,
-    ) -> Any:
-        """Answer one call; ``where`` is the tape and step to look it up in (a LangGraph
-        subgraph's calls are on its own namespace's tape), by default this step's."""
-        tape, tape_step = where or (self.tape, self.step_index)
+    def _call(self, kind: str, name: str, request: Any, key: str | None, is_write: bool) -> Any:
         record: dict[str, Any] = {
             "step_index": self.step_index, "seq": self.seq, "kind": kind, "name": name,
-            "request": request, "idempotency_key": key, "is_write": is_write,
+            "request": request, "idempotency_key": key, "is_write": is_write, **self._place(),
         }  # fmt: skip
         self.seq += 1
         self.calls.append(record)
-        if self.beyond_original:
-            record["status"] = "beyond_original"
+        status, entry = self._classify(record)
+        record["status"] = status
+        record["tape_seq"] = entry.seq if entry else None
+        if status in ("beyond_original", "unrecorded"):
             return self._fallback(record, kind, name, request, key)
-        match = tape.match(tape_step, kind, name, request, key)
-        record["status"] = match.status
-        record["tape_seq"] = match.entry.seq if match.entry else None
-        if match.status == "matched" and match.entry is not None:
-            if match.entry.recorded:
-                return self._from_tape(record, match.entry)
+        if status == "matched" and entry is not None:
+            if entry.recorded:
+                return self._from_tape(record, entry)
             # a write of a step the original died in: known, but its answer never recorded
             return self._fallback(record, kind, name, request, key)
-        if match.status == "unexpected" and self.tape.is_partial(self.step_index):
-            record["status"] = "unrecorded"
-            return self._fallback(record, kind, name, request, key)
-        divergence = self._divergence(record, match)
+        divergence = divergence_for(record, Match(status, entry))  # type: ignore[arg-type]
         self.divergences.append(divergence)
         if self.mode == "strict":
             record["source"] = "stopped"
             raise StopReplay(divergence)
         return self._fallback(record, kind, name, request, key)
 
+    def _place(self) -> dict[str, Any]:
+        """What a call record says besides the call itself (a graph: where it was made)."""
+        return {}
+
+    def _classify(self, record: dict[str, Any]) -> tuple[str, TapeEntry | None]:
+        """The call's status on the tape, and the entry it consumed (:func:`classify`)."""
+        return classify(self.tape, self.step_index, self.beyond_original, record)
+
     def missing_calls(self) -> list[dict[str, Any]]:
         """Divergences for the original's calls of this step that the replay did not make."""
-        found = []
-        for entry in self.tape.unused(self.step_index):
-            if entry.step_index != self.step_index:
-                continue
-            entry.used = True  # reported once
-            what = "the write" if entry.is_write else f"the {entry.kind} call"
-            key = f" (key {entry.idempotency_key})" if entry.idempotency_key else ""
-            found.append({
-                "step_index": self.step_index, "kind": "missing_call", "call": None,
-                "original": entry.brief(),
-                "message": f"step {self.step_index}: the original made {what} "
-                           f"{entry.name}{key}; the replay did not",
-            })  # fmt: skip
+        found = missing_divergences(self.tape, self.step_index)
         self.divergences += found
         return found
 
@@ -235,27 +211,78 @@ class SandboxContext:
         args = copy.deepcopy(request) if isinstance(request, dict) else {}
         return mock(key, **args) if is_write else mock(**args)
 
-    def _divergence(self, record: dict[str, Any], match: Match) -> dict[str, Any]:
-        call = {k: record[k] for k in ("seq", "kind", "name", "request", "idempotency_key",
-                                       "is_write")}  # fmt: skip
-        if match.status == "unexpected":
-            message = (
-                f"step {self.step_index}: {record['kind']} call {record['name']} "
-                f"({preview(record['request'], 120)}) is not in the original"
-            )
-            original = None
-        else:
-            assert match.entry is not None
-            original = match.entry.brief()
-            message = (
-                f"step {self.step_index}: {record['name']} called with different arguments "
-                f"({preview(record['request'], 120)} instead of "
-                f"{preview(match.entry.request, 120)})"
-            )
-        return {
-            "step_index": self.step_index,
-            "kind": "unexpected_call" if match.status == "unexpected" else "different_args",
-            "message": message,
-            "call": call,
-            "original": original,
-        }
+
+def tokens_of(response: Any) -> int:
+    """Tokens a model response says it used (``usage.total_tokens``, else input + output)."""
+    usage = response.get("usage") if isinstance(response, dict) else None
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("total_tokens")
+    if total is None:
+        total = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    return int(total)
+
+
+def classify(
+    tape: Tape, step: int, beyond: bool, call: dict[str, Any]
+) -> tuple[str, TapeEntry | None]:
+    """Look a call up on the tape (consuming its entry): the status, and the entry.
+
+    ``beyond_original`` past the original's record, ``unrecorded`` for a call not found in
+    a step the original died in, else the tape's ``matched`` / ``different_args`` /
+    ``unexpected``. The child answers with it; the parent runs it again on the calls the
+    child reports, so the comparison is the parent's own.
+    """
+    if beyond:
+        return "beyond_original", None
+    match = tape.match(step, call["kind"], call["name"], call["request"],
+                       call["idempotency_key"])  # fmt: skip
+    if match.status == "unexpected" and tape.is_partial(step):
+        return "unrecorded", None
+    return match.status, match.entry
+
+
+def missing_divergences(tape: Tape, step: int) -> list[dict[str, Any]]:
+    """Divergences for the original's calls of ``step`` never made (each reported once)."""
+    found = []
+    for entry in tape.by_step.get(step, []):
+        if entry.used:
+            continue
+        entry.used = True
+        what = "the write" if entry.is_write else f"the {entry.kind} call"
+        key = f" (key {entry.idempotency_key})" if entry.idempotency_key else ""
+        found.append({
+            "step_index": step, "kind": "missing_call", "call": None,
+            "original": entry.brief(),
+            "message": f"step {step}: the original made {what} {entry.name}{key}; the replay "
+                       f"did not",
+        })  # fmt: skip
+    return found
+
+
+def divergence_for(call: dict[str, Any], match: Match) -> dict[str, Any]:
+    """The divergence of a call the tape does not answer (unexpected, different args)."""
+    step = call["step_index"]
+    brief = {k: call[k] for k in ("seq", "kind", "name", "request", "idempotency_key",
+                                  "is_write")}  # fmt: skip
+    if match.status == "unexpected":
+        message = (
+            f"step {step}: {call['kind']} call {call['name']} "
+            f"({preview(call['request'], 120)}) is not in the original"
+        )
+        original = None
+    else:
+        assert match.entry is not None
+        original = match.entry.brief()
+        message = (
+            f"step {step}: {call['name']} called with different arguments "
+            f"({preview(call['request'], 120)} instead of "
+            f"{preview(match.entry.request, 120)})"
+        )
+    return {
+        "step_index": step,
+        "kind": "unexpected_call" if match.status == "unexpected" else "different_args",
+        "message": message,
+        "call": brief,
+        "original": original,
+    }

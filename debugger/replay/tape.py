@@ -179,13 +179,3 @@ class Tape:
         entry.used = True
         same = entry._canon == canonical(request)
         return Match("matched" if same else "different_args", entry)
-
-    def unused(self, up_to_step: int) -> list[TapeEntry]:
-        """Recorded calls of steps up to ``up_to_step`` that the replay never made."""
-        return [
-            e
-            for step, entries in sorted(self.by_step.items())
-            if step <= up_to_step
-            for e in entries
-            if not e.used
-        ]

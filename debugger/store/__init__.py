@@ -29,6 +29,7 @@ from debugger.store.schema import CURRENT_VERSION, ROW_GROUP_SIZE, applied_versi
 if TYPE_CHECKING:
     import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
 
+    from debugger.store.prune import PruneReport, PruneRules
     from debugger.store.session import ImportSession, strip_credentials
 
 __all__ = ["DEFAULT_STORE", "ImportSession", "Store", "default_store_path", "strip_credentials"]
@@ -197,6 +198,21 @@ class Store:
             # a failed import must not leave this connection with the import's memory cap
             session.restore_settings()
 
+    def prune(self, rules: PruneRules, dry_run: bool = False) -> PruneReport:
+        """Delete what the retention rules say, in one transaction (a dry run only counts).
+
+        The file keeps its size until :func:`debugger.store.prune.compact` rewrites it (with
+        the store closed). See :mod:`debugger.store.prune`.
+
+        Raises:
+            StoreError: a real prune on a store opened read-only.
+        """
+        from debugger.store import prune
+
+        if self.read_only and not dry_run:
+            raise StoreError("the store is open read-only", "open it without read_only")
+        return prune.prune(self._con, rules, dry_run)
+
     # -- reads ----------------------------------------------------------------------------
     def runs(
         self,
@@ -323,6 +339,20 @@ class Store:
     def audit_fingerprint(self, run_id: str) -> tuple[Any, ...] | None:
         """What identifies a run's rows now (to cache its audit); None when no such run."""
         return audit_reads.audit_fingerprint(self._con, run_id)
+
+    def audit_checkpoints(self, run_id: str) -> tuple[list[Checkpoint], list[str | None]]:
+        """A run's checkpoints for the audit: states left as text, repeated documents shared.
+
+        Returns the checkpoints in write order (``working_state`` None) and their states'
+        stored JSON texts. See :func:`debugger.store.audit_reads.audit_checkpoints`.
+        """
+        return audit_reads.audit_checkpoints(self._con, run_id)
+
+    def source_retention(self, since: datetime) -> list[dict[str, Any]]:
+        """Per import location: checkpoints, oldest, newest, and how many since ``since``."""
+        from debugger.store import prune
+
+        return prune.source_retention(self._con, since)
 
     def schema_version_counts(self) -> dict[int | None, int]:
         """Schema versions of the stored checkpoints with their counts (None: no version)."""

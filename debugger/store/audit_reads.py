@@ -10,7 +10,59 @@ from typing import Any
 
 import duckdb
 
-__all__ = ["audit_fingerprint", "run_ids_of_version", "schema_version_counts"]
+from debugger.json_text import loads
+from debugger.model import Budgets, Checkpoint
+from debugger.store.reads import _CKPT_COLS, _CKPT_FROM, run_num
+
+__all__ = [
+    "audit_checkpoints",
+    "audit_fingerprint",
+    "run_ids_of_version",
+    "schema_version_counts",
+]
+
+
+def audit_checkpoints(
+    con: duckdb.DuckDBPyConnection, run_id: str
+) -> tuple[list[Checkpoint], list[str | None]]:
+    """A run's checkpoints in write order, built for the audit of a long run.
+
+    The audit reads a state only for its shape, which it tells from the text, so states are
+    left unparsed (``working_state`` None) and their texts returned beside the checkpoints.
+    The small documents (pending effects, tool versions, metadata) mostly repeat from step
+    to step: each distinct text is parsed once and the parsed value shared between the
+    checkpoints that hold it, so a caller must not change them.
+
+    Raises:
+        NotFound: no such run.
+    """
+    run_num(con, run_id)
+    rows = con.execute(
+        f"SELECT {_CKPT_COLS} FROM {_CKPT_FROM} WHERE c.run_id = ? "
+        "ORDER BY c.created_at NULLS FIRST, c.ckpt_key",
+        [run_id],
+    ).fetchall()
+    parsed: dict[tuple[int, str], Any] = {}
+
+    def doc(column: int, text: str | None, default: Any) -> Any:
+        if text is None:
+            return default
+        key = (column, text)
+        if key not in parsed:
+            parsed[key] = loads(text)
+        return parsed[key]
+
+    out = [
+        Checkpoint(
+            run_id=r[0], checkpoint_id=r[1], parent_id=r[2], step_index=int(r[3]),
+            schema_version=r[4], created_at=r[5], working_state=None, state_hash=r[7],
+            state_bytes=int(r[8]), budgets=Budgets(int(r[9]), int(r[10]), int(r[11])),
+            pending_effects=doc(12, r[12], []), model_version=r[13],
+            tool_versions=doc(14, r[14], {}), metadata=doc(15, r[15], {}),
+        )
+        for r in rows
+    ]  # fmt: skip
+    return out, [r[6] for r in rows]
 
 
 def audit_fingerprint(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[Any, ...] | None:

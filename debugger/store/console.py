@@ -5,6 +5,12 @@ Each query runs on its own DuckDB connection: an in-memory database that attache
 configuration. So a query cannot write to the store, read or write local files, install
 extensions or attach other databases, and cannot switch those settings back. Results are cut
 to a row limit; a query that runs too long is interrupted. Errors are one line.
+
+Memory is capped (``STEPSCOPE_SQL_MEMORY``) and nothing spills to disk: DuckDB would
+otherwise write a query's overflow under ``<cwd>/.tmp/`` (its default for an in-memory
+database), a directory the user may share, with no cap but the disk. A query past the cap
+fails with a one-line error instead. ``tests/store/test_console_attacks.py`` holds the
+hostile queries this is checked against.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import duckdb
 import pandas as pd
 
 from debugger.errors import StepscopeError, StoreError
+from debugger.settings import SQL_MEMORY
 
 DEFAULT_ROW_LIMIT = 1000
 """Rows returned at most (the console says when a result was cut)."""
@@ -83,12 +90,19 @@ def connect_read_only(store_path: str) -> duckdb.DuckDBPyConnection:
     """
     if not Path(store_path).exists():
         raise StoreError(f"no store at {store_path}", "import a source first")
-    con = duckdb.connect(":memory:")
+    try:
+        con = duckdb.connect(":memory:", config=_config())
+    except duckdb.Error as e:
+        raise StoreError(
+            f"the SQL console's settings are refused: {_first_line(e)}",
+            f"set {SQL_MEMORY.name} to a size such as 512MB or 2GB",
+        ) from e
     try:
         escaped = store_path.replace("'", "''")
         con.execute(f"ATTACH '{escaped}' AS store (READ_ONLY)")
         con.execute("USE store")
         con.execute("DETACH memory")  # no writable scratch catalog either
+        con.execute("SET enable_progress_bar = false")  # on stdout: into `sql --json` output
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as e:
@@ -98,6 +112,19 @@ def connect_read_only(store_path: str) -> duckdb.DuckDBPyConnection:
             "check that it is a Stepscope store and not being written by an import",
         ) from e
     return con
+
+
+def _config() -> dict[str, str | bool | int | float | list[str]]:
+    """Settings fixed before the store is attached, then locked with the rest."""
+    return {
+        "memory_limit": SQL_MEMORY.value(),
+        "temp_directory": "",  # no spilling: the cap is the cap, and no file is written
+        "max_temp_directory_size": "0B",
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        "allow_persistent_secrets": False,
+    }
 
 
 def _first_line(error: BaseException) -> str:
@@ -145,6 +172,11 @@ def run_query(
 def _hint(error: duckdb.Error) -> str:
     if isinstance(error, duckdb.PermissionException):
         return "the console reads only the store: no files, extensions or other databases"
+    if isinstance(error, duckdb.OutOfMemoryException):
+        return (
+            f"the query needs more than {SQL_MEMORY.value()} ({SQL_MEMORY.name}): aggregate "
+            "or filter first, or raise the setting"
+        )
     text = str(error)
     if "read-only" in text or "read only" in text:
         return "the console is read-only: use `stepscope import` to change the store"

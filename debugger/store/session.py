@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -15,6 +14,7 @@ import orjson
 import pyarrow as pa
 
 from debugger.contract import TABLE_COLUMNS
+from debugger.errors import redact
 from debugger.model import ImportReport, TableCounts
 from debugger.store import state_hash
 from debugger.store.connections import no_progress_bar
@@ -107,14 +107,10 @@ class StagedBatch:
     """Its validated, hashed rows, when computed off the store's connection."""
 
 
-_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(:[^@/]*)?@", re.I)
-
-
 def strip_credentials(location: str) -> str:
-    """Remove a password from a URL (``postgresql://u:secret@h/db`` -> ``postgresql://u@h/db``)."""
-    location = _CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}@", location)
-    # key=value conninfo may quote the value: password='a b\'c'
-    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)", r"\1***", location, flags=re.I)
+    """A source's location without its password, as the ``sources`` table records it
+    (``postgresql://u:secret@h/db`` -> ``postgresql://u:***@h/db``): :func:`redact`."""
+    return redact(location)
 
 
 class ImportSession:

@@ -18,7 +18,9 @@ from debugger.pages_data.replay import (
     Link,
     counts,
     duplicate_messages,
+    env_items,
     headline,
+    isolation_note,
     originals,
     query_string,
     replay_ids,
@@ -29,6 +31,7 @@ from debugger.pages_data.replay import (
     target,
 )
 from debugger.replay.engine import MODES, Progress, replay
+from debugger.replay.isolation import ISOLATIONS
 from debugger.replay.output import saved_report
 from debugger.ui.common import (
     get_store,
@@ -85,10 +88,18 @@ def _setup(runs: list[Run], store: Any) -> dict[str, Any] | None:
         timeout = a.number_input("Time limit (s)", 1.0, 3600.0, 60.0, key="replay_timeout")
         steps = b.number_input("Max steps", 1, 10_000, 200, key="replay_max_steps")
         memory = c.number_input("Memory (MB)", 64, 65_536, 2048, key="replay_memory")
+        isolation = st.radio("Isolation", ISOLATIONS, horizontal=True, key="replay_isolation",
+                             help="kernel: namespaces (bubblewrap); hooks: the weaker "
+                             "in-process guard, for machines without it.")  # fmt: skip
+        env = st.text_input("Environment (optional)", key="replay_env",
+                            placeholder="MY_LEDGER MODE=replay",
+                            help="Variables the sandbox gets besides its allow-list, as "
+                            "--env: NAME (copied from here) or NAME=VALUE.")  # fmt: skip
     return {"run_id": run_id, "from_step": int(step), kind: agent.strip(),
             "mocks": mocks.strip() or None, "mode": mode, "timeout_s": float(timeout),
             "max_steps": int(steps), "memory_mb": int(memory),
-            "baseline": baseline.strip() or None}  # fmt: skip
+            "baseline": baseline.strip() or None, "isolation": isolation,
+            "env": env_items(env)}  # fmt: skip
 
 
 def _run(settings: dict[str, Any]) -> bool:
@@ -147,6 +158,7 @@ def _headline(report: dict[str, Any]) -> None:
         st.warning(text, icon=":material/call_split:")
     else:
         st.error(text, icon=":material/error:")
+    st.caption(isolation_note(report))
     for column, (label, value) in zip(st.columns(4), counts(report).items(), strict=True):
         column.metric(label, value)
 

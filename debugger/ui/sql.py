@@ -1,13 +1,14 @@
 """SQL page: a read-only console over the store, with a row limit and example queries.
 
 Queries run on a locked-down connection (:mod:`debugger.store.console`): the store attached
-read-only, no file access, no extensions, no other databases.
+read-only, no file access, no extensions, no other databases, memory capped.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from debugger.settings import SQL_MEMORY
 from debugger.store.console import DEFAULT_ROW_LIMIT, EXAMPLES, QueryResult, run_query
 from debugger.ui.common import guarded, page_labels, store_path
 
@@ -23,7 +24,8 @@ def page() -> None:
     st.title("SQL")
     st.caption(
         "Read-only over the store: tables `runs`, `checkpoints`, `effects`, `tool_calls`, "
-        "`quarantine`, `sources`. Files, extensions and other databases are off."
+        "`quarantine`, `sources`. Files, extensions and other databases are off; memory is "
+        f"capped at {SQL_MEMORY.value()} (`{SQL_MEMORY.name}`)."
     )
     st.session_state.setdefault("sql_text", next(iter(EXAMPLES.values())))
     st.selectbox("Example queries", list(EXAMPLES), key="sql_example", on_change=_use_example)

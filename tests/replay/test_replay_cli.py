@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from debugger.cli import main
+from debugger.store import Store
 from tests.fixtures.replay import RecordedRuns
 
 AGENT = "tests.replay.agents:ledger_agent"
@@ -94,3 +96,73 @@ def test_a_store_held_by_the_app_is_one_line_with_a_hint(recorded_runs: Recorded
     assert code == 2 and err.count("\n") == 1
     assert "is held by another process or connection (the app" in err
     assert "Hint: stop `stepscope app`" in err
+
+
+def test_without_bubblewrap_the_replay_refuses_to_start(
+    recorded_runs: RecordedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    before = sorted(recorded_runs.store_path.parent.rglob("*"))
+    code, out, err = _run("ledger-done", "--from", "2", "--agent", AGENT,
+                          "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "error: kernel isolation needs bubblewrap (bwrap), which is not installed. Hint: "
+        "install it (apt-get install bubblewrap, dnf install bubblewrap), or pass "
+        "--isolation=hooks (isolation='hooks') for the weaker in-process guard."
+    ]
+    assert sorted(recorded_runs.store_path.parent.rglob("*")) == before  # nothing written
+
+
+def test_on_another_system_the_replay_refuses_to_start(
+    recorded_runs: RecordedRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    code, _, err = _run("ledger-done", "--from", "2", "--agent", AGENT,
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 2 and "kernel isolation needs Linux namespaces" in err
+    assert "--isolation=hooks" in err
+
+
+def test_hooks_mode_is_named_in_every_report(recorded_runs: RecordedRuns) -> None:
+    code, out, _ = _run("ledger-done", "--from", "3", "--agent", AGENT, "--isolation", "hooks",
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 0 and "isolation: hooks only (in-process guard, the weaker mode" in out
+    code, out, _ = _run("ledger-done", "--from", "3", "--agent", AGENT, "--json",
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    report = json.loads(out)["replay"]
+    assert report["isolation"] == "kernel"
+    saved = json.loads((Path(report["output_dir"]) / "report.json").read_text())
+    assert saved["isolation"] == "kernel"
+    with Store.open(recorded_runs.store_path, read_only=True) as store:
+        stored = store.checkpoint(report["replay_run_id"]).metadata["replay"]
+    assert stored["isolation"] == "kernel"  # the stored run says it too
+
+
+def test_an_env_name_that_is_not_set_is_bad_input(recorded_runs: RecordedRuns) -> None:
+    code, _, err = _run("ledger-done", "--from", "3", "--agent", AGENT, "--env", "NOT_SET_X1",
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 2
+    assert err.strip() == (
+        "error: --env NOT_SET_X1: NOT_SET_X1 is not set in this environment. Hint: set it "
+        "first, or pass --env NOT_SET_X1=VALUE."
+    )
+
+
+def test_without_user_namespaces_the_replay_says_so(
+    recorded_runs: RecordedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a bwrap that fails the way it does where unprivileged user namespaces are disabled
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    out_dir = tmp_path / "out"
+    code, _, err = _run("ledger-done", "--from", "2", "--agent", AGENT, "--output", str(out_dir),
+                        "--store", str(recorded_runs.store_path))  # fmt: skip
+    assert code == 2 and not out_dir.exists()
+    assert err.startswith(
+        "error: bubblewrap could not create the sandbox: bwrap: setting up uid map: "
+        "Permission denied. Hint: unprivileged user namespaces may be disabled"
+    )
+    assert "--isolation=hooks" in err and len(err.strip().splitlines()) == 1

@@ -40,6 +40,8 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
     assert not at.exception, at.exception
     text = _text(at)
     assert "First divergence: step 7 (missing_call)" in text
+    assert at.radio(key="replay_isolation").value == "kernel"
+    assert "Isolation: kernel (namespaces: no network" in text
     # the original code, replayed the same way first, would have refunded twice
     errors = " ".join(str(e.value) for e in at.error)
     assert "original code would have sent a **duplicate issue_refund**" in errors

@@ -36,7 +36,7 @@ def test_network_is_blocked_and_recorded(
 ) -> None:
     monkeypatch.setenv("REPLAY_TEST_PORT", str(server.getsockname()[1]))
     report = replay(recorded_runs.store_path, "ledger-done", 3, f"{AGENTS}:network_agent",
-                    mode="lenient")  # fmt: skip
+                    mode="lenient", env=["REPLAY_TEST_PORT"])  # fmt: skip
     with pytest.raises(TimeoutError):
         server.accept()  # nothing ever connected
     network = [v for v in report.violations if v.kind == "network"]
@@ -81,9 +81,12 @@ def _snapshot(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, str]:
     return files
 
 
+@pytest.mark.parametrize("isolation", ["kernel", "hooks"])
 def test_no_write_outside_the_replays_own_output(
-    recorded_runs: RecordedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    recorded_runs: RecordedRuns, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: str
 ) -> None:
+    # on the import path, so the kernel sandbox shows it (read-only): the write is tried
+    monkeypatch.syspath_prepend(str(tmp_path))
     work = tmp_path / "work"
     work.mkdir()
     store = work / "store.duckdb"
@@ -94,8 +97,9 @@ def test_no_write_outside_the_replays_own_output(
     before = {r: _snapshot(r, (recorded_runs.store_path.parent / "store.replays",))
               for r in watched}  # fmt: skip
     report = replay(store, "ledger-crash", 2, f"{AGENTS}:file_writer_agent",
-                    mocks="tests.replay.mocks_crash", mode="lenient")  # fmt: skip
-    assert not outside.exists()
+                    mocks="tests.replay.mocks_crash", mode="lenient",
+                    env=["REPLAY_TEST_PATH"], isolation=isolation)  # fmt: skip
+    assert not outside.exists() and report.isolation == isolation
     assert [(v.step_index, v.kind) for v in report.violations] == [
         (step, kind) for step in (3, 4, 5) for kind in ("file_write", "process")
     ]

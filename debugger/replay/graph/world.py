@@ -23,12 +23,13 @@ from __future__ import annotations
 import copy
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from debugger.replay.sandbox import SandboxContext
+from debugger.replay.sandbox import SandboxContext, missing_divergences
 from debugger.replay.tape import Match, Tape, TapeEntry, canonical
+from loaders.langgraph.map import facts_of, is_message
 
 READ_VERBS = ("get", "lookup", "find", "search", "list", "read")
 """A tool whose name is one of these, or starts with one and ``_``, reads (is no write)."""
@@ -110,25 +111,135 @@ class GraphTape(Tape):
         return Match("matched" if same else "different_args", entry)
 
 
+def messages(state: Any) -> list[dict[str, Any]]:
+    """The messages of a (decoded) state, in order."""
+    if not isinstance(state, dict):
+        return []
+    return [m for value in state.values() for m in (value if isinstance(value, list) else [value])
+            if is_message(m)]  # fmt: skip
+
+
+def message_facts(state: Any, known: Container[str] = ()) -> dict[str, Any]:
+    """Facts of the messages in a (decoded) state, by message id, but for ``known`` ids."""
+    out = {}
+    for m in messages(state):
+        if m.get("id") not in known:
+            f = facts_of(m)
+            out[f.key] = f
+    return out
+
+
+def last_step(data: dict[str, Any]) -> int | None:
+    """The original's last step: its last checkpoint, or the step after its head when it
+    parked on ``interrupt()`` (the question was recorded there)."""
+    steps = [data.get("original_last_step"), data["graph"].get("last_step")]
+    known = [int(s) for s in steps if s is not None]
+    return max(known) if known else None
+
+
+class GraphWorld:
+    """The recorded world of a graph run, consulted the same way by the child (to answer)
+    and by the parent (to judge what the child reports): the root's tape, one tape per
+    subgraph namespace, and the budget rules of a LangGraph run.
+
+    Calls are looked up in the order they were made; a call says where it was made
+    (``protocol.GRAPH_CALL_PLACE``), which picks the namespace's tape and step and the
+    ``Send`` branch. When a step's interrupted nodes are resumed (``resumes`` grows), the
+    root entries the step matched so far may be matched again: the node runs from its start.
+    """
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        g = data["graph"]
+        self.root = GraphTape(data["tape"], int(data["from_step"]), data.get("effects") or [],
+                              [int(k) for k in data["original"]],
+                              new_ids=g.get("new_ids"))  # fmt: skip
+        self.ns_tapes = {
+            ns: GraphTape(t["tape"], -(2**31), new_ids=t.get("new_ids"))
+            for ns, t in (g.get("namespaces") or {}).items()
+        }
+        self.last = last_step(data)
+        self.seen = message_facts(data["start"]["state"])
+        self._step: int | None = None
+        self._resumes = 0
+        self._matched: list[TapeEntry] = []
+
+    def classify(self, call: dict[str, Any], beyond: bool) -> tuple[str, TapeEntry | None]:
+        """As :func:`~debugger.replay.sandbox.classify`, on the tape where the call was made."""
+        step = int(call["step_index"])
+        if step != self._step:
+            self._step, self._resumes, self._matched = step, 0, []
+        if int(call["resumes"]) > self._resumes:
+            for entry in self._matched:
+                entry.used = False
+            self._resumes, self._matched = int(call["resumes"]), []
+        if beyond:
+            return "beyond_original", None
+        tape, at = self.root, step
+        ns, ns_step = call["ns"], call["ns_step"]
+        if ns and ns in self.ns_tapes and ns_step is not None:
+            tape, at = self.ns_tapes[ns], int(ns_step)
+        tape.push_index = call["push"]
+        try:
+            match = tape.match(at, call["kind"], call["name"], call["request"],
+                               call["idempotency_key"])  # fmt: skip
+        finally:
+            tape.push_index = None
+        if tape is self.root and match.entry is not None:
+            self._matched.append(match.entry)
+        if match.status == "unexpected" and self.root.is_partial(step):
+            return "unrecorded", None
+        return match.status, match.entry
+
+    def missing(self, step: int, state: Any) -> list[dict[str, Any]]:
+        """Divergences for the root's recorded calls of ``step`` never made. A recorded
+        model call whose answer is in the state anyway is not missing: the tape infers
+        model calls from AI messages, which a node may also write itself."""
+        ids = {m.get("id") for m in messages(state)}
+        for entry in self.root.by_step.get(step, []):
+            response = entry.response
+            if not entry.used and entry.kind == "model" and isinstance(response, dict):
+                entry.used = response.get("id") in ids
+        return missing_divergences(self.root, step)
+
+    @staticmethod
+    def steps_spent(step: int, before: int) -> int:
+        """A LangGraph checkpoint's steps spent is its step (the loader's rule)."""
+        return max(step, 0)
+
+    def tokens(self, calls: list[dict[str, Any]], state: Any) -> int:
+        """Tokens the step spent: the usage of AI messages new in its state, each message
+        once by id (the loader's rule, so the replay's budgets compare with the original's)."""
+        facts = message_facts(state, self.seen)
+        self.seen.update(facts)
+        return sum(f.tokens for f in facts.values() if f.kind == "ai")
+
+
 @dataclass
 class GraphContext(SandboxContext):
-    """The sandbox context of a graph replay: the root's tape plus one per subgraph."""
+    """The sandbox context of a graph replay: calls looked up in the :class:`GraphWorld`."""
 
-    ns_tapes: dict[str, Tape] = field(default_factory=dict)
-    """Tapes of the original's subgraph namespaces (``<node>:<task id>``)."""
+    world: GraphWorld | None = None
     answers: dict[str, Any] = field(default_factory=dict)
     """Recorded tool messages (decoded JSON) by tool call id."""
     writes: tuple[str, ...] = ()
     """Tool names given as writes (``--writes``)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
     """Parallel tasks of a superstep call in from several threads."""
+    resumes: int = 0
+    """How many times this step's interrupted nodes have been resumed."""
+    place: dict[str, Any] = field(default_factory=dict)
 
-    def where(self, ns: str, ns_step: int | None) -> tuple[Tape, int] | None:
-        """The tape and step a call made in namespace ``ns`` is looked up on."""
-        tape = self.ns_tapes.get(ns) if ns else None
-        if tape is None or ns_step is None:
-            return None
-        return tape, ns_step
+    def begin_step(self, step_index: int, beyond_original: bool) -> None:
+        """Start collecting the calls of one step."""
+        super().begin_step(step_index, beyond_original)
+        self.resumes = 0
+
+    def _place(self) -> dict[str, Any]:
+        return {**self.place, "resumes": self.resumes}
+
+    def _classify(self, record: dict[str, Any]) -> tuple[str, TapeEntry | None]:
+        assert self.world is not None
+        return self.world.classify(record, self.beyond_original)
 
     def graph_call(self, kind: str, name: str, request: Any, key: str | None, write: bool,
                    where: tuple[str, int | None, int | None] = ("", None, None),
@@ -138,15 +249,8 @@ class GraphContext(SandboxContext):
         of the calling task."""
         ns, ns_step, push = where
         with self.lock:
-            found = self.where(ns, ns_step)
-            tape = found[0] if found else self.tape
-            if isinstance(tape, GraphTape):
-                tape.push_index = push
-            try:
-                answer = self._call(kind, name, request, key, write, found)
-            finally:
-                if isinstance(tape, GraphTape):
-                    tape.push_index = None
+            self.place = {"ns": ns, "ns_step": ns_step, "push": push}
+            answer = self._call(kind, name, request, key, write)
             return answer, self.calls[-1].get("source")
 
     @staticmethod
@@ -158,11 +262,3 @@ class GraphContext(SandboxContext):
         if kind == "model":
             return mock(copy.deepcopy(request))
         return mock(**(copy.deepcopy(request) if isinstance(request, dict) else {}))
-
-    def unused_model_entries(self) -> list[TapeEntry]:
-        """This step's recorded model calls the replay did not make (yet)."""
-        return [
-            e
-            for e in self.tape.by_step.get(self.step_index, [])
-            if not e.used and e.kind == "model"
-        ]

@@ -96,6 +96,9 @@ def lg(lg_written: Written, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     refund = tmp_path / "refund"
     shutil.copytree(lg_written.refund_dir, refund)
     monkeypatch.setenv("REFUND_PAYMENTS", str(refund / "payments.sqlite"))
+    # the desk's directory on the import path, as a user's project is: the kernel sandbox
+    # shows it read-only, so the mocks can read the ledger (passed with --env)
+    monkeypatch.syspath_prepend(str(refund))
     notes = tmp_path / "notes.sqlite"
     shutil.copy(lg_written.source.with_name("notes.sqlite"), notes)
     monkeypatch.setenv("I18_DB", str(notes))

@@ -238,7 +238,34 @@ def post_refund(order: str) -> str:
     return "posted"
 
 
-def _network_builder(model: Any) -> Any:
+def _evade_hooks() -> None:
+    """What code in a node can do to the in-process hooks (issue 17's first escape): empty
+    their tables and replace their checks, so only the kernel is left in the way."""
+    from debugger.replay import guard
+
+    guard._NETWORK_EVENTS.clear()
+    guard._PATH_EVENTS.clear()
+    guard._is_write = lambda mode, flags: False
+    guard._check_sqlite = lambda *a: None
+
+
+def _send(data: bytes, evade: bool) -> None:
+    if not evade:
+        with socket.create_connection(("127.0.0.1", _port()), timeout=2) as sock:
+            sock.sendall(data)
+        return
+    import _socket  # the C socket type: the guard's patched socket module is not in the way
+
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    s.settimeout(2)
+    try:
+        _socket.socket.connect(s, ("127.0.0.1", _port()))
+        s.send(data)
+    finally:
+        s.close()
+
+
+def _network_builder(model: Any, evade: bool = False) -> Any:
     def agent(s: Chat) -> dict[str, Any]:
         return {"messages": [model.invoke(s["messages"])]}
 
@@ -251,6 +278,8 @@ def _network_builder(model: Any) -> Any:
         import os
         import sqlite3
 
+        if evade:
+            _evade_hooks()
         try:
             con = sqlite3.connect(os.environ.get("I18_DB") or DB["value"])
             with con:
@@ -258,14 +287,13 @@ def _network_builder(model: Any) -> Any:
                 con.execute("INSERT INTO notes VALUES ('refund posted')")
             con.close()
             text = "noted"
-        except PermissionError as e:  # what the sandbox raises, as an offline disk would
+        except (PermissionError, sqlite3.Error) as e:  # the hooks', or a read-only disk's
             text = f"not noted: {type(e).__name__}"
         return {"messages": [AIMessage(content=text, id="ledger-1")]}
 
     def audit(s: Chat) -> dict[str, Any]:
         # the node itself, not a tool, opens a socket: the sandbox must stop it
-        with socket.create_connection(("127.0.0.1", _port()), timeout=2) as sock:
-            sock.sendall(b"AUDIT")
+        _send(b"AUDIT", evade)
         return {"messages": [AIMessage(content="audited", id="audit-1")]}
 
     g: Any = StateGraph(Chat)
@@ -293,3 +321,8 @@ def write_network(saver: Any) -> list[str]:
 def network_graph() -> Any:
     """The network graph for the replay."""
     return _network_builder(Exploding(script=[]))
+
+
+def evading_network_graph() -> Any:
+    """The network graph whose nodes first take the in-process hooks out of the way."""
+    return _network_builder(Exploding(script=[]), evade=True)

@@ -27,12 +27,12 @@ def _run(*args: str) -> tuple[int, str, str]:
 def test_the_fix_and_its_baseline_in_one_json_document(lg: Written) -> None:
     code, out, _ = _run("refund-A-7", "--from", "3", "--graph", f"{DESK}:fixed_graph",
                         "--baseline", f"{DESK}:graph", "--mocks", MOCKS, "--json",
-                        "--store", str(lg.store))  # fmt: skip
+                        "--env", "REFUND_PAYMENTS", "--store", str(lg.store))  # fmt: skip
     assert code == 0
     both = json.loads(out)
     fix, base = both["replay"], both["baseline"]
     assert fix["agent"] == f"{DESK}:fixed_graph" and base["agent"] == f"{DESK}:graph"
-    assert fix["outcome"] == "diverged" and fix["duplicate_writes"] == []
+    assert fix["outcome"] == "diverged" and fix["duplicate_writes"] == [], fix["reason"]
     assert fix["first_divergence"]["kind"] == "missing_call"
     assert [(d["tool"], d["idempotency_key"]) for d in base["duplicate_writes"]] == [
         ("issue_refund", "refund-A-7")]  # fmt: skip

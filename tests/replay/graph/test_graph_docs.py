@@ -62,8 +62,12 @@ def test_the_worked_example_prints_what_the_doc_shows(
             assert done.stdout.splitlines() == expected
             continue
         if argv[0] == "export":
-            name, _, value = argv[1].partition("=")
-            monkeypatch.setenv(name, value.replace("$PWD", str(workdir)))
+            for item in argv[1:]:
+                name, _, value = item.partition("=")
+                value = value.replace("$PWD", str(workdir))
+                monkeypatch.setenv(name, value)
+                if name == "PYTHONPATH":  # what the shell's stepscope would import from
+                    monkeypatch.syspath_prepend(value)
             continue
         result = CliRunner().invoke(main, argv[1:])
         assert result.exit_code == 0, (command, result.output)
@@ -89,6 +93,7 @@ def test_the_notebook_example_runs(workdir: Path, monkeypatch: pytest.MonkeyPatc
     from sample_checkpoints.langgraph_refund.__main__ import write
 
     monkeypatch.setenv("REFUND_PAYMENTS", str(workdir / "payments.sqlite"))
+    monkeypatch.syspath_prepend(str(workdir))  # the ledger's directory, shown to the sandbox
     db = write(workdir)
     assert CliRunner().invoke(main, ["import", str(db)]).exit_code == 0
     [code] = _blocks("python")

@@ -23,6 +23,7 @@ def test_a_langgraph_run_is_replayed_with_its_graph_from_the_page(lg: Written) -
     at.text_input(key="replay_graph").set_value(f"{DESK}:fixed_graph")
     at.text_input(key="replay_mocks").set_value("sample_checkpoints.langgraph_refund.replay_mocks")
     at.text_input(key="replay_baseline").set_value(f"{DESK}:graph")
+    at.text_input(key="replay_env").set_value("REFUND_PAYMENTS")  # the mocks read the ledger
     at.run()
     at.button[0].click().run()
     assert not at.exception, at.exception

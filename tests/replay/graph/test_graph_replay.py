@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from tests.replay.graph.conftest import Listener, Written
 
 DESK = "sample_checkpoints.langgraph_refund.graph"
 MOCKS = "sample_checkpoints.langgraph_refund.replay_mocks"
+LEDGER = ["REFUND_PAYMENTS"]
+"""The sandbox's environment is cleared: the mocks find the ledger through this, passed."""
 GRAPHS = "tests.replay.graph.graphs"
 
 
@@ -73,7 +76,7 @@ def test_the_fix_diverges_where_the_original_paid_and_the_baseline_pays_again(
     lg: Written,
 ) -> None:
     before = _payments(lg.refund_dir)
-    fixed = replay(lg.store, "refund-A-7", 3, graph=f"{DESK}:fixed_graph", mocks=MOCKS)
+    fixed = replay(lg.store, "refund-A-7", 3, graph=f"{DESK}:fixed_graph", mocks=MOCKS, env=LEDGER)
     assert fixed.outcome == "diverged"
     assert fixed.first_divergence is not None
     assert fixed.first_divergence.step_index == 4
@@ -87,7 +90,7 @@ def test_the_fix_diverges_where_the_original_paid_and_the_baseline_pays_again(
         [looked_up] = s.tool_calls(fixed.replay_run_id)
     assert (looked_up.name, looked_up.response["refund_id"]) == ("find_refund", "RF-1")
     assert fixed.violations == []
-    original = replay(lg.store, "refund-A-7", 3, graph=f"{DESK}:graph", mocks=MOCKS)
+    original = replay(lg.store, "refund-A-7", 3, graph=f"{DESK}:graph", mocks=MOCKS, env=LEDGER)
     [dup] = original.duplicate_writes
     assert (dup.tool, dup.idempotency_key, dup.step_index, dup.original_status) == (
         "issue_refund", "refund-A-7", 4, "unknown")  # fmt: skip
@@ -116,17 +119,36 @@ def test_an_unanswered_interrupt_parks_or_takes_the_given_answer(lg: Written) ->
     assert log[-2:] == ["approved: no", "act after approved: no"]
 
 
-def test_a_socket_or_a_database_in_a_node_is_refused_and_a_tool_never_runs(
-    lg: Written, listener: Listener
-) -> None:
+def _network_replay(
+    lg: Written,
+    listener: Listener,
+    monkeypatch: pytest.MonkeyPatch,
+    factory: str,
+    isolation: str,
+) -> tuple[Any, Path, bytes]:
+    """Replay the ``network`` thread aiming at the test's listener and database, both passed
+    with --env; the database's directory is on the import path, so the kernel sandbox
+    shows it (read-only) and the replay's writes meet the mount, not an absent file."""
     notes = Path(os.environ["I18_DB"])
+    monkeypatch.syspath_prepend(str(notes.parent))
     before = notes.read_bytes()
-    report = replay(lg.store, "network", 0, mode="lenient", graph=f"{GRAPHS}:network_graph")
-    assert listener.received == [] and notes.read_bytes() == before
+    report = replay(lg.store, "network", 0, mode="lenient", graph=f"{GRAPHS}:{factory}",
+                    isolation=isolation, env=["I18_DB", "I18_PORT"])  # fmt: skip
+    return report, notes, before
+
+
+def test_a_socket_or_a_database_in_a_node_is_contained_by_the_kernel_and_explained(
+    lg: Written, listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, notes, before = _network_replay(lg, listener, monkeypatch, "network_graph", "kernel")
+    assert report.isolation == "kernel"
+    assert listener.received == [] and notes.read_bytes() == before  # the guarantee
+    # the hooks' explanation: what the nodes tried, named
     assert report.outcome == "agent_error" and report.last_step == 3
     assert "step 4 raised NetworkBlocked" in report.reason
     kinds = [(v.step_index, v.kind) for v in report.violations]
     assert kinds == [(3, "file_write"), (4, "network")]
+    assert f"127.0.0.1:{listener.port}" in report.violations[1].detail
     # the node that met the refused database went on, as it would offline: its state differs
     [state] = [d for d in report.divergences if d.kind == "state"]
     assert state.step_index == 3
@@ -134,6 +156,26 @@ def test_a_socket_or_a_database_in_a_node_is_refused_and_a_tool_never_runs(
     # the tool's call (step 2) was answered from the recording: its socket never opened
     [write] = report.ledger
     assert (write["name"], write["source"]) == ("post_refund", "tape")
+
+
+@pytest.mark.parametrize("isolation", ["kernel", "hooks"])
+def test_nodes_that_take_the_hooks_away_are_still_contained_by_the_kernel(
+    lg: Written, listener: Listener, monkeypatch: pytest.MonkeyPatch, isolation: str
+) -> None:
+    factory = "evading_network_graph"
+    report, notes, before = _network_replay(lg, listener, monkeypatch, factory, isolation)
+    if isolation == "hooks":  # the attack is real: the in-process guard alone lets it out
+        deadline = time.monotonic() + 5
+        while not listener.received and time.monotonic() < deadline:
+            time.sleep(0.05)  # the listener's thread takes what arrived
+        assert listener.received == [b"AUDIT"] and notes.read_bytes() != before
+        assert report.violations == []
+        return
+    assert listener.received == [] and notes.read_bytes() == before
+    assert report.outcome == "agent_error" and report.last_step == 3
+    assert report.reason.startswith("step 4 raised ")
+    [state] = [d for d in report.divergences if d.kind == "state"]
+    assert "not noted: OperationalError" in str(state.diff)  # the read-only mount said no
 
 
 @pytest.mark.parametrize(
