@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,20 @@ def _progress(quiet: bool) -> Callable[[Progress], None] | None:
     return report
 
 
+def _names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def _json_arg(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(
+            f"{text!r} is not JSON ({e.msg}); quote text as JSON: --resume '\"yes\"'",
+            param_hint="--resume",
+        ) from e
+
+
 def _print(report: ReplayReport) -> None:
     for line in report.summary_lines():
         click.echo(line)
@@ -47,7 +62,22 @@ def _print(report: ReplayReport) -> None:
 @command("replay")
 @click.argument("run_id", metavar="RUN")
 @click.option("--from", "from_step", type=int, required=True, help="Step to start from.")
-@click.option("--agent", required=True, metavar="MODULE:ATTR", help="The agent to run.")
+@click.option("--agent", metavar="MODULE:ATTR", help="The agent to run (step(state, ctx)).")
+@click.option(
+    "--graph",
+    metavar="MODULE:ATTR",
+    help="Instead of --agent: the LangGraph graph (compiled, builder or factory).",
+)
+@click.option(
+    "--writes", metavar="TOOL,...", help="Graphs: tools that write (default: names not read-like)."
+)
+@click.option(
+    "--resume",
+    "resume",
+    multiple=True,
+    metavar="JSON",
+    help="Graphs: answer for an interrupt the recording cannot answer (repeatable).",
+)
 @click.option("--mocks", metavar="MODULE", help="Answers for calls the tape cannot give.")
 @click.option("--mode", type=click.Choice(MODES), default="strict", show_default=True,
               help="strict: stop at the first divergence; lenient: go on.")  # fmt: skip
@@ -83,7 +113,10 @@ def cmd(
     as_json: bool,
     run_id: str,
     from_step: int,
-    agent: str,
+    agent: str | None,
+    graph: str | None,
+    writes: str | None,
+    resume: tuple[str, ...],
     mocks: str | None,
     mode: str,
     timeout_s: float,
@@ -103,7 +136,9 @@ def cmd(
     read-only filesystem but its work dir, its own processes, hard limits, only the
     variables named with --env. Without bubblewrap the replay refuses to start unless
     --isolation=hooks. The replay is stored as run RUN~replay-N. Exit status 0 whatever the
-    replay found; 2 for bad input or missing isolation.
+    replay found; 2 for bad input or missing isolation. A run that LangGraph wrote is
+    replayed with --graph (its chat models and tools are answered from the recorded
+    messages), in the same sandbox.
 
     \b
     Examples:
@@ -119,17 +154,24 @@ def cmd(
           --mocks sample_checkpoints.refund_desk.replay_mocks
       stepscope replay crash-at-step-7 --from 6 --agent my_pkg.agent:agent \\
           --env OPENAI_BASE_URL --env MODE=replay --isolation hooks
+      stepscope replay refund-A-7 --from 3 \\
+          --graph sample_checkpoints.langgraph_refund.graph:fixed_graph \\
+          --baseline sample_checkpoints.langgraph_refund.graph:graph \\
+          --mocks sample_checkpoints.langgraph_refund.replay_mocks --env REFUND_PAYMENTS
     """
     settings: dict[str, Any] = dict(
         mocks=mocks, mode=mode, timeout_s=timeout_s, max_steps=max_steps,
         memory_mb=memory_mb, migrations=migrations, output_dir=output_dir,
         progress=None if as_json else _progress(quiet), isolation=isolation, env=list(env),
     )  # fmt: skip
+    if graph:
+        settings.update(writes=_names(writes), resume=[_json_arg(r) for r in resume])
     path = resolve_store(store_path)
-    report = replay(path, run_id, from_step, agent, **settings)
+    report = replay(path, run_id, from_step, agent, graph=graph, **settings)
     base = None
-    if baseline and baseline != agent:
-        base = replay(path, run_id, from_step, baseline, **settings)
+    if baseline and baseline != (graph or agent):
+        settings["graph" if graph else "agent"] = baseline
+        base = replay(path, run_id, from_step, **settings)
     if not (as_json or quiet) and sys.stderr.isatty():
         click.echo("", err=True)
     if as_json:

@@ -6,12 +6,14 @@ A replay report here is the dict of :meth:`debugger.replay.engine.ReplayReport.t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from debugger.model import Run
 from debugger.pages_data.markup import md_text
 from debugger.replay.report import ISOLATION_WORDS
+from debugger.store import Store
 
 SAMPLE_INPUTS = {
     "replay_agent": "sample_checkpoints.refund_desk.agent:fixed_agent",
@@ -50,11 +52,22 @@ def replay_ids(runs: list[Run]) -> list[str]:
     return [r.run_id for r in runs if r.replay_of]
 
 
+def target(store: Store, run_id: str) -> str:
+    """What a replay of the run needs: ``graph`` for a run LangGraph wrote, else ``agent``."""
+    return "graph" if store.run_flavour(run_id) == "langgraph" else "agent"
+
+
+def env_items(text: str) -> list[str]:
+    """The page's environment field as ``--env`` items (``NAME`` or ``NAME=VALUE``, apart
+    by spaces or commas); :func:`debugger.replay.isolation.environment` checks each."""
+    return [item for item in re.split(r"[\s,]+", text.strip()) if item]
+
+
 def split_baseline(settings: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """The replay's arguments and the baseline agent (None when none, or the same agent)."""
+    """The replay's arguments and the baseline agent or graph (None when none, or the same)."""
     args = dict(settings)
     baseline = args.pop("baseline", None)
-    return args, None if baseline == args.get("agent") else baseline
+    return args, None if baseline == args.get("graph", args.get("agent")) else baseline
 
 
 def headline(report: dict[str, Any]) -> tuple[str, Tone]:

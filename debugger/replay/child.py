@@ -199,8 +199,14 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str]) -> int:
-    """Run the replay whose document arrives on ``--input-fd``."""
+def open_child(argv: list[str]) -> tuple[dict[str, Any], Writer, list[Any]]:
+    """The start every kind of child shares: read the document, send output to the log,
+    install the hooks, say ``hello``.
+
+    Returns:
+        The replay's document, the protocol writer, and a list to append the runner to
+        (a violation is reported at its ``ctx.step_index``).
+    """
     args = _args(argv)
     with os.fdopen(args.input_fd, "rb") as f:
         data = orjson.loads(f.read())
@@ -210,7 +216,7 @@ def main(argv: list[str]) -> int:
     out = Writer(args.protocol_fd)
     sys.dont_write_bytecode = True
 
-    runners: list[Runner] = []
+    runners: list[Any] = []
 
     def record(kind: str, detail: str) -> None:
         step = runners[0].ctx.step_index if runners else int(data["from_step"])
@@ -225,6 +231,12 @@ def main(argv: list[str]) -> int:
         writable += ["/tmp", "/dev/shm"]
     guard.install_audit_hook(record, [Path(p) for p in writable])
     out.send("hello", pid=os.getpid())
+    return data, out, runners
+
+
+def main(argv: list[str]) -> int:
+    """Run the replay whose document arrives on ``--input-fd``."""
+    data, out, runners = open_child(argv)
     setup = _setup(data, out)
     if setup is None:
         return 3

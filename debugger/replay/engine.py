@@ -40,6 +40,10 @@ MODES = ("strict", "lenient")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MEMORY_MB = 2048
+GRAPH_CHILD = "debugger.replay.graph.child"
+"""The child entry point of a LangGraph graph replay."""
+GRAPH_IMPORTS = ("loaders", "langgraph", "langchain_core")
+"""What a graph's child imports besides the graph's own module, shown in the sandbox."""
 
 
 class ReplaySetupError(ReplayError):
@@ -70,10 +74,13 @@ def replay(
     store: Store | str | os.PathLike[str],
     run_id: str,
     from_step: int,
-    agent: str,
+    agent: str | None = None,
     mocks: str | None = None,
     mode: str = "strict",
     *,
+    graph: str | None = None,
+    writes: Sequence[str] = (),
+    resume: Sequence[Any] = (),
     timeout_s: float = DEFAULT_TIMEOUT_S,
     max_steps: int = DEFAULT_MAX_STEPS,
     memory_mb: int = DEFAULT_MEMORY_MB,
@@ -90,6 +97,10 @@ def replay(
         run_id: the original run.
         from_step: the checkpoint to start from (its budgets are carried on, never reset).
         agent: ``module:attribute`` of an object with ``step(state, ctx)`` and ``is_done``.
+        graph: instead of ``agent``, ``module:attribute`` of a LangGraph graph (compiled, a
+            builder, or a function returning either) for a run LangGraph wrote.
+        writes: graph replays: tool names that write (besides marks and the name rule).
+        resume: graph replays: answers for interrupts the recording cannot answer, in order.
         mocks: module answering calls the tape cannot (a value or callable per tool name).
         mode: ``strict`` stops at the first divergence; ``lenient`` goes on with mocks, or
             with an error returned to the agent where none fits.
@@ -113,23 +124,33 @@ def replay(
         IsolationUnavailable: kernel isolation asked for and not available here.
         StoreError: the store cannot be written (held by the app, or opened read-only).
     """
+    agent = _target(agent, graph)
     _check_args(agent, mode, timeout_s, max_steps, memory_mb)
     iso.check_available(isolation)
     iso.environment([], "/", env)  # a bad --env is refused before anything is written
     started = time.perf_counter()
     with writable(store) as s:
         inputs = load_inputs(s, run_id, from_step)
+        if graph:  # a LangGraph run: its tape, writes and checkpoints are read differently
+            from debugger.replay.graph import original
+
+            graph_input = original.child_graph_input(s, inputs, writes, resume)
+            whole_tape = s.tool_calls(run_id)  # the original's writes are read off it
+            inputs = original.with_in_flight(inputs, whole_tape)
         replay_id = next_replay_id(s, run_id)
         root = Path(output_dir) if output_dir else default_output_root(s.path) / slug(replay_id)
         hidden = iso.hidden_paths(s.path, s.sources()["location"].tolist(),
                                   default_output_root(s.path))  # fmt: skip
     out = _fresh_dir(root)
-    sandbox = _sandbox(isolation, memory_mb, out, env, hidden, [agent, mocks, migrations])
+    modules = [agent, mocks, migrations, *(GRAPH_IMPORTS if graph else ())]
+    sandbox = _sandbox(isolation, memory_mb, out, env, hidden, modules, bool(graph))
     settings = {"agent": agent, "mocks": mocks, "mode": mode, "max_steps": max_steps,
                 "memory_mb": memory_mb, "migrations": migrations,
                 "timeout_s": timeout_s}  # fmt: skip
-    document = orjson.dumps(child_input(inputs, replay_id, settings, out),
-                            option=orjson.OPT_NON_STR_KEYS, default=repr)  # fmt: skip
+    doc = child_input(inputs, replay_id, settings, out)
+    if graph:
+        doc["graph"] = graph_input
+    document = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS, default=repr)
     input_path = out / "input.json"
     input_path.write_bytes(document)
     child = run_child(input_path, out, timeout_s, sandbox, _on_event(inputs, progress))
@@ -139,6 +160,9 @@ def replay(
     child.steps = verdict.steps
     trusted = verdict.outcome != "sandbox_violation"
     ready = (child.ready or {}) if trusted else {}
+    if graph:  # the original's writes, classified as the judged calls were
+        calls = [c for ev in child.steps for c in ev["calls"]]
+        inputs = original.with_original_writes(inputs, whole_tape, calls, writes)
     report = _report(inputs, child, replay_id, settings, ready, out, verdict, isolation)
     write_sqlite(out / "replay.sqlite", inputs, child, report, ready)
     report = _with_seconds(report, time.perf_counter() - started)
@@ -146,6 +170,16 @@ def replay(
     with writable(store, saved=out / "replay.sqlite") as s:
         import_replay(s, out / "replay.sqlite")
     return report
+
+
+def _target(agent: str | None, graph: str | None) -> str:
+    if bool(agent) == bool(graph):
+        raise ReplaySetupError(
+            "name exactly one of an agent and a graph",
+            "pass --agent MODULE:ATTR for a step(state, ctx) agent, or --graph MODULE:ATTR "
+            "for a LangGraph run",
+        )
+    return str(agent or graph)
 
 
 def _check_args(agent: str, mode: str, timeout_s: float, max_steps: int, memory_mb: int) -> None:
@@ -209,13 +243,18 @@ def _sandbox(
     env: Sequence[str],
     hidden: list[Path],
     modules: list[str | None],
+    graph: bool = False,
 ) -> Sandbox:
-    """What the child may see and hold: its environment, its view, its limits."""
+    """What the child may see and hold: its environment, its view, its limits (a graph's
+    child is its own entry point, speaking the protocol with graph calls)."""
     home = "/tmp" if isolation == "kernel" else str(work_dir(out))
     path = iso.import_path()
     environment = iso.environment(path, home, env)
     readable = iso.readable_roots([*path, *iso.module_roots(["debugger", "orjson", *modules])])
-    return Sandbox(isolation, memory_mb, environment, readable, hidden)
+    if not graph:
+        return Sandbox(isolation, memory_mb, environment, readable, hidden)
+    return Sandbox(isolation, memory_mb, environment, readable, hidden,
+                   module=GRAPH_CHILD, protocol="graph")  # fmt: skip
 
 
 def _fresh_dir(root: Path) -> Path:
@@ -279,6 +318,9 @@ def _raise_setup_error(
         raise ReplaySetupError(f"cannot import the agent {agent}: {message}",
                                "check the module:attribute name and that the module is on "
                                "PYTHONPATH")  # fmt: skip
+    if err["what"] in ("graph", "restore"):
+        what = "load the graph" if err["what"] == "graph" else "restore the checkpoint in"
+        raise ReplaySetupError(f"cannot {what} {agent}: {message}", str(err.get("hint") or ""))
     if err["what"] == "mocks":
         raise ReplaySetupError(f"cannot import the mocks module {mocks}: {message}",
                                "pass an importable module name with --mocks")  # fmt: skip

@@ -109,7 +109,7 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._~-]+", "_", text).strip("._") or "run"
 
 
-_CALL_FIELDS = ("step_index", "seq", "kind", "name", "request", "response", "error",
+CALL_FIELDS = ("step_index", "seq", "kind", "name", "request", "response", "error",
                 "idempotency_key", "is_write")  # fmt: skip
 _EFFECT_FIELDS = ("step_index", "idempotency_key", "tool", "args", "status", "result")
 
@@ -137,7 +137,7 @@ def child_input(
         },
         "original_last_step": inputs.original_last_step,
         # plain dicts, not dataclasses.asdict: on a long tape asdict was the parent's top cost
-        "tape": [{f: getattr(t, f) for f in _CALL_FIELDS} for t in inputs.tape],
+        "tape": [{f: getattr(t, f) for f in CALL_FIELDS} for t in inputs.tape],
         "effects": [
             {f: getattr(e, f) for f in _EFFECT_FIELDS}
             for e in inputs.effects

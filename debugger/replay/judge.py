@@ -4,10 +4,13 @@ The child runs the agent's code, so nothing it says is taken as a conclusion. He
 parent:
 
 - matches every call the child reports against its own copy of the tape (the same
-  :func:`~debugger.replay.sandbox.classify` the child answered with), and checks that a call
-  the child says the tape answered got exactly the recorded answer;
+  :func:`~debugger.replay.sandbox.classify` the child answered with; for a LangGraph graph,
+  the same :class:`~debugger.replay.graph.world.GraphWorld`, on the tape of the namespace
+  the call says it was made in), and checks that a call the child says the tape answered
+  got exactly the recorded answer;
 - compares each state with the original's itself, and finds the divergences itself;
-- checks the steps follow each other, budgets move as the calls say, and the reason the
+- checks the steps follow each other, budgets move as the calls (a graph's: its states'
+  new AI messages) say, and the reason the
   child gives for stopping holds on the data (a spent budget, the step limit, the end of
   the original, a divergence);
 - words the outcome from its own templates; the agent's own text (an exception message, an
@@ -26,7 +29,7 @@ from debugger.replay.budgets import budget_reason
 from debugger.replay.process import ChildResult
 from debugger.replay.protocol import clip
 from debugger.replay.sandbox import classify, divergence_for, missing_divergences, tokens_of
-from debugger.replay.tape import Match, Tape, canonical
+from debugger.replay.tape import Match, Tape, TapeEntry, canonical
 
 
 class Untrusted(Exception):
@@ -75,6 +78,49 @@ def _violation(what: str) -> Verdict:
                    "reported is used", [])  # fmt: skip
 
 
+class _NativeRules:
+    """How a native agent's calls and budgets are checked (a graph's: ``GraphWorld``)."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        steps = [int(k) for k in doc["original"]]
+        self.tape = Tape(doc["tape"], int(doc["from_step"]), doc.get("effects") or [], steps)
+        self.last = original_last(doc)
+
+    def classify(self, call: dict[str, Any], beyond: bool) -> tuple[str, TapeEntry | None]:
+        return classify(self.tape, int(call["step_index"]), beyond, call)
+
+    def missing(self, step: int, state: Any) -> list[dict[str, Any]]:
+        return missing_divergences(self.tape, step)
+
+    @staticmethod
+    def steps_spent(step: int, before: int) -> int:
+        return before + 1
+
+    @staticmethod
+    def tokens(calls: list[dict[str, Any]], state: Any) -> int:
+        return sum(tokens_of(c["response"]) for c in calls if c["kind"] == "model")
+
+
+def original_last(doc: dict[str, Any]) -> int | None:
+    """The original's last step the replay is compared with."""
+    if doc.get("graph"):
+        from debugger.replay.graph.world import last_step
+
+        return last_step(doc)
+    last = doc.get("original_last_step")
+    return None if last is None else int(last)
+
+
+def rules_for(doc: dict[str, Any]) -> Any:
+    """The tape and budget rules the replay's calls are judged by: a graph replay's are the
+    same :class:`~debugger.replay.graph.world.GraphWorld` its child answered with."""
+    if doc.get("graph"):
+        from debugger.replay.graph.world import GraphWorld
+
+        return GraphWorld(doc)
+    return _NativeRules(doc)
+
+
 def judged_steps(doc: dict[str, Any], child: ChildResult) -> list[dict[str, Any]]:
     """The child's steps, checked, with the comparison the parent computed."""
     start = int(doc["from_step"])
@@ -82,9 +128,7 @@ def judged_steps(doc: dict[str, Any], child: ChildResult) -> list[dict[str, Any]
     originals = ready.get("originals")
     if originals is None:
         originals = {k: v["state"] for k, v in doc["original"].items()}
-    original_steps = {int(k) for k in doc["original"]}
-    tape = Tape(doc["tape"], start, doc.get("effects") or [], original_steps)
-    last = doc.get("original_last_step")
+    rules = rules_for(doc)
     budgets = dict(doc["start"]["budgets"])
     strict = doc["mode"] == "strict"
     judged: list[dict[str, Any]] = []
@@ -98,12 +142,12 @@ def judged_steps(doc: dict[str, Any], child: ChildResult) -> list[dict[str, Any]
             raise Untrusted("it reported more steps than the step limit allows")
         if strict and any(s["divergences"] for s in judged):
             raise Untrusted(f"it went on to step {step} after a divergence in strict mode")
-        beyond = last is None or step > int(last)
-        calls, divergences = _calls(tape, step, beyond, ev["calls"])
+        beyond = rules.last is None or step > rules.last
+        calls, divergences = _calls(rules, step, beyond, ev["calls"])
         state_equal = None
         if not ev["partial"]:
-            divergences += missing_divergences(tape, step)
-            _check_budgets(step, budgets, ev, calls)
+            divergences += rules.missing(step, ev["state"])
+            _check_budgets(rules, step, budgets, ev, calls)
             budgets = dict(ev["budgets"])
             original = originals.get(str(step))
             if original is not None:
@@ -120,13 +164,13 @@ def judged_steps(doc: dict[str, Any], child: ChildResult) -> list[dict[str, Any]
 
 
 def _calls(
-    tape: Tape, step: int, beyond: bool, calls: list[dict[str, Any]]
+    rules: Any, step: int, beyond: bool, calls: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     out, divergences = [], []
     for c in calls:
         if c["step_index"] != step:
             raise Untrusted(f"a call of step {c['step_index']} was reported in step {step}")
-        status, entry = classify(tape, step, beyond, c)
+        status, entry = rules.classify(c, beyond)
         answered = status == "matched" and entry is not None and entry.recorded
         if (c["source"] == "tape") != answered:
             raise Untrusted(f"step {step}: call {c['name']} says it was answered from the tape "
@@ -145,11 +189,11 @@ def _calls(
 
 
 def _check_budgets(
-    step: int, before: dict[str, int], ev: dict[str, Any], calls: list[dict[str, Any]]
+    rules: Any, step: int, before: dict[str, int], ev: dict[str, Any], calls: list[dict[str, Any]]
 ) -> None:
     after = ev["budgets"]
-    tokens = sum(tokens_of(c["response"]) for c in calls if c["kind"] == "model")
-    if after["steps_spent"] != before["steps_spent"] + 1:
+    tokens = rules.tokens(calls, ev["state"])
+    if after["steps_spent"] != rules.steps_spent(step, before["steps_spent"]):
         raise Untrusted(f"step {step}: its step budget did not move by one step")
     if after["tokens_spent"] != before["tokens_spent"] + tokens:
         raise Untrusted(f"step {step}: its token budget does not match its model calls")
@@ -163,16 +207,20 @@ def _stop(doc: dict[str, Any], end: dict[str, Any], steps: list[dict[str, Any]])
     full = [s for s in steps if not s["partial"]]
     partial = steps[-1] if steps and steps[-1]["partial"] else None
     last_full = int(full[-1]["step_index"]) if full else int(doc["from_step"])
+    graph = bool(doc.get("graph"))
+    who = "the graph" if graph else "the agent"
+    # a graph parks inside its superstep: interrupt() stops the node that called it
+    inside = ("diverged", "memory", "agent_error", *(("parked",) if graph else ()))
     if partial is not None:
-        if why not in ("diverged", "memory", "agent_error") or step != partial["step_index"]:
+        if why not in inside or step != partial["step_index"]:
             raise Untrusted(f"it stopped with {why!r} at step {step} inside an unfinished step")
     elif step != last_full:
         raise Untrusted(f"it stopped at step {step}, and its last finished step is {last_full}")
     quoted = clip(detail or "", 300)
     if why == "done":
-        return "completed", f"the agent finished at step {step}"
+        return "completed", f"{who} finished at step {step}"
     if why == "parked":
-        return "parked", f"the agent waits for input at step {step}: {quoted}"[:300]
+        return "parked", f"{who} waits for input at step {step}: {quoted}"[:300]
     if why == "budget":
         budgets = full[-1]["budgets"] if full else doc["start"]["budgets"]
         reason = budget_reason(budgets, doc.get("limits") or {})
@@ -184,7 +232,7 @@ def _stop(doc: dict[str, Any], end: dict[str, Any], steps: list[dict[str, Any]])
             raise Untrusted("it stopped for the step limit before reaching it")
         return "step_limit", f"stopped by the replay's step limit ({len(full)} steps)"
     if why == "end_of_original":
-        last = doc.get("original_last_step")
+        last = original_last(doc)
         if doc["mode"] != "strict" or (last is not None and step + 1 <= int(last)):
             raise Untrusted("it stopped at the end of the original before reaching it")
         return "end_of_original", (

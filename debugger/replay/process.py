@@ -75,6 +75,9 @@ class Sandbox:
     --log-fd N --isolation I``: it reads its JSON document from the input descriptor and
     speaks :mod:`debugger.replay.protocol` on the protocol descriptor. Another kind of agent
     (a LangGraph graph) has its own entry point speaking the same protocol."""
+    protocol: str = "agent"
+    """Which of the protocol's call schemas the child speaks (``protocol.PROTOCOLS``): a
+    graph's calls also say where in the graph they were made."""
 
 
 def work_dir(output_dir: Path) -> Path:
@@ -140,7 +143,7 @@ def run_child(
         stream = os.fdopen(read_end, "rb")
         deadline = time.monotonic() + timeout_s
         try:
-            events = _start_reader(stream)
+            events = _start_reader(stream, sandbox.protocol)
             _collect(events, result, deadline, on_event)
             if not result.timed_out and result.protocol_error is None:
                 # after its last word the child must exit, and say nothing more: anything
@@ -157,18 +160,20 @@ def run_child(
     return result
 
 
-def _reader(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | str | None]) -> None:
+def _reader(
+    stream: IO[bytes], protocol: str, sink: queue.Queue[dict[str, Any] | str | None]
+) -> None:
     try:
-        for message in Reader(stream):
+        for message in Reader(stream, protocol):
             sink.put(message)
     except ProtocolError as e:
         sink.put(str(e))
     sink.put(None)
 
 
-def _start_reader(stream: IO[bytes]) -> queue.Queue[dict[str, Any] | str | None]:
+def _start_reader(stream: IO[bytes], protocol: str) -> queue.Queue[dict[str, Any] | str | None]:
     events: queue.Queue[dict[str, Any] | str | None] = queue.Queue()
-    threading.Thread(target=_reader, args=(stream, events), daemon=True).start()
+    threading.Thread(target=_reader, args=(stream, protocol, events), daemon=True).start()
     return events
 
 

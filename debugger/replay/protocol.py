@@ -17,7 +17,10 @@ wrong types, values outside their closed sets are refused) and the order of the 
 Anything else ends the replay as ``sandbox_violation`` (:class:`ProtocolError`).
 
 This is the interface a second kind of child (a LangGraph graph's) implements too: write
-:func:`Writer.send` messages of the types below, in that order.
+:func:`Writer.send` messages of the types below, in that order. Its protocol (``graph`` in
+:data:`PROTOCOLS`) differs in two places only: each call also says where in the graph it was
+made (:data:`GRAPH_CALL_PLACE`), so the parent can look it up on the same namespace's tape,
+and its setup can also fail at loading the graph or restoring the checkpoint.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ STOP_REASONS = (
 """Why the child's loop stopped (``end.why``); the parent checks and words each one."""
 SETUP_PARTS = ("agent", "mocks", "migration")
 """What failed when the child could not set up (``setup_error.what``)."""
+GRAPH_SETUP_PARTS = ("mocks", "graph", "restore")
+"""The same for a graph's child: the mocks, the graph itself, or restoring the checkpoint."""
 VIOLATION_KINDS = ("network", "file_write", "process", "signal")
 """What the in-process hooks refused (``violation.kind``)."""
 CALL_SOURCES = ("tape", "mock", "none", "stopped")
@@ -84,14 +89,6 @@ def _budgets(v: Any) -> bool:
     return isinstance(v, dict) and set(v) == keys and all(_int(x) for x in v.values())
 
 
-def _call(v: Any) -> bool:
-    return _matches(v, _CALL)
-
-
-def _calls(v: Any) -> bool:
-    return isinstance(v, list) and all(_call(c) for c in v)
-
-
 def _effects(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(e, dict) for e in v)
 
@@ -107,34 +104,56 @@ _CALL: dict[str, _Check] = {
 }  # fmt: skip
 """A call as the child made it: the parent matches it against the tape itself."""
 
-SCHEMAS: dict[str, dict[str, _Check]] = {
-    "hello": {"pid": _int},
-    "violation": {"kind": _one_of(VIOLATION_KINDS), "detail": _text, "step_index": _int},
-    "setup_error": {
-        "what": _one_of(SETUP_PARTS),
-        "message": _text,
-        "hint": _text,
-        "traceback": _text,
-    },
-    "ready": {
-        "state": _any,
-        "schema_version": _opt_int,
-        "migrated_from": _opt_int,
-        "originals": _originals,
-    },
-    "step": {
-        "step_index": _int,
-        "partial": lambda v: isinstance(v, bool),
-        "state": _any,
-        "budgets": _budgets,
-        "calls": _calls,
-        "pending_effects": _effects,
-        "seconds": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "error": _opt_text,
-    },
-    "end": {"why": _one_of(STOP_REASONS), "step_index": _int, "detail": _opt_text},
-}
+GRAPH_CALL_PLACE: dict[str, _Check] = {
+    "ns": _text, "ns_step": _opt_int, "push": _opt_int, "resumes": _int,
+}  # fmt: skip
+"""What a graph's call adds: the subgraph namespace it was made in (``""`` for the root),
+that namespace's own step, the ``Send`` index of the calling task, and how many times the
+step's interrupted nodes had been resumed when it was made (a resumed node runs again from
+its start, so its recorded calls may be answered again)."""
+
+
+def _calls_of(schema: dict[str, _Check]) -> _Check:
+    return lambda v: isinstance(v, list) and all(_matches(c, schema) for c in v)
+
+
+def _schemas(call: dict[str, _Check], setup_parts: tuple[str, ...]) -> dict[str, dict[str, _Check]]:
+    return {
+        "hello": {"pid": _int},
+        "violation": {"kind": _one_of(VIOLATION_KINDS), "detail": _text, "step_index": _int},
+        "setup_error": {
+            "what": _one_of(setup_parts),
+            "message": _text,
+            "hint": _text,
+            "traceback": _text,
+        },
+        "ready": {
+            "state": _any,
+            "schema_version": _opt_int,
+            "migrated_from": _opt_int,
+            "originals": _originals,
+        },
+        "step": {
+            "step_index": _int,
+            "partial": lambda v: isinstance(v, bool),
+            "state": _any,
+            "budgets": _budgets,
+            "calls": _calls_of(call),
+            "pending_effects": _effects,
+            "seconds": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+            "error": _opt_text,
+        },
+        "end": {"why": _one_of(STOP_REASONS), "step_index": _int, "detail": _opt_text},
+    }
+
+
+SCHEMAS = _schemas(_CALL, SETUP_PARTS)
 """Every message type and its keys; a message has exactly these keys plus ``type``."""
+PROTOCOLS: dict[str, dict[str, dict[str, _Check]]] = {
+    "agent": SCHEMAS,
+    "graph": _schemas({**_CALL, **GRAPH_CALL_PLACE}, GRAPH_SETUP_PARTS),
+}
+"""The schemas by the kind of child: a native agent's, or a LangGraph graph's."""
 
 _NEXT: dict[str | None, tuple[str, ...]] = {
     None: ("hello",),
@@ -180,8 +199,9 @@ class Writer:
 class Reader:
     """The parent's end: yields valid messages in order; raises :class:`ProtocolError`."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], protocol: str = "agent") -> None:
         self._stream = stream
+        self._schemas = PROTOCOLS[protocol]
         self._total = 0
         self._state: str | None = None
         self.count = 0
@@ -205,13 +225,13 @@ class Reader:
         except orjson.JSONDecodeError:
             raise ProtocolError(f"message {self.count} is not JSON") from None
         kind = message.get("type") if isinstance(message, dict) else None
-        if not isinstance(kind, str) or kind not in SCHEMAS:
+        if not isinstance(kind, str) or kind not in self._schemas:
             raise ProtocolError(f"message {self.count} has no known type")
         if kind not in _NEXT[self._state]:
             after = self._state or "the start"
             raise ProtocolError(f"message {self.count} ({kind}) is out of order after {after}")
         body = {k: v for k, v in message.items() if k != "type"}
-        if not _matches(body, SCHEMAS[kind]):
+        if not _matches(body, self._schemas[kind]):
             raise ProtocolError(f"message {self.count} ({kind}) does not match its schema")
         if kind != "violation":
             self._state = kind

@@ -133,11 +133,11 @@ class SandboxContext:
     def _call(self, kind: str, name: str, request: Any, key: str | None, is_write: bool) -> Any:
         record: dict[str, Any] = {
             "step_index": self.step_index, "seq": self.seq, "kind": kind, "name": name,
-            "request": request, "idempotency_key": key, "is_write": is_write,
+            "request": request, "idempotency_key": key, "is_write": is_write, **self._place(),
         }  # fmt: skip
         self.seq += 1
         self.calls.append(record)
-        status, entry = classify(self.tape, self.step_index, self.beyond_original, record)
+        status, entry = self._classify(record)
         record["status"] = status
         record["tape_seq"] = entry.seq if entry else None
         if status in ("beyond_original", "unrecorded"):
@@ -153,6 +153,14 @@ class SandboxContext:
             record["source"] = "stopped"
             raise StopReplay(divergence)
         return self._fallback(record, kind, name, request, key)
+
+    def _place(self) -> dict[str, Any]:
+        """What a call record says besides the call itself (a graph: where it was made)."""
+        return {}
+
+    def _classify(self, record: dict[str, Any]) -> tuple[str, TapeEntry | None]:
+        """The call's status on the tape, and the entry it consumed (:func:`classify`)."""
+        return classify(self.tape, self.step_index, self.beyond_original, record)
 
     def missing_calls(self) -> list[dict[str, Any]]:
         """Divergences for the original's calls of this step that the replay did not make."""

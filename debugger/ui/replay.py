@@ -19,6 +19,7 @@ from debugger.pages_data.replay import (
     Link,
     counts,
     duplicate_messages,
+    env_items,
     headline,
     isolation_note,
     originals,
@@ -28,6 +29,7 @@ from debugger.pages_data.replay import (
     split_baseline,
     step_links,
     suggested_inputs,
+    target,
 )
 from debugger.replay.engine import MODES, Progress, replay
 from debugger.replay.isolation import ISOLATIONS
@@ -51,7 +53,7 @@ def _defaults(run: Run) -> None:
         st.session_state.setdefault(key, value)
 
 
-def _setup(runs: list[Run]) -> dict[str, Any] | None:
+def _setup(runs: list[Run], store: Any) -> dict[str, Any] | None:
     ids = [r.run_id for r in runs]
     wanted = st.query_params.get("run")
     if wanted in ids and st.session_state.get("replay_url_run") != wanted:
@@ -71,8 +73,9 @@ def _setup(runs: list[Run]) -> dict[str, Any] | None:
                              key="replay_step", help="The checkpoint to start from.")  # fmt: skip
     mode = right.radio("Mode", MODES, horizontal=True, key="replay_mode",
                        help="strict stops at the first divergence; lenient goes on.")  # fmt: skip
-    agent = st.text_input("Agent (module:attribute)", key="replay_agent",
-                          placeholder="my_package.agent:agent")  # fmt: skip
+    kind = target(store, run_id)  # a LangGraph run is replayed with its graph
+    agent = st.text_input(f"{kind.title()} (module:attribute)", key=f"replay_{kind}",
+                          placeholder=f"my_package.agent:{kind}")  # fmt: skip
     mocks = st.text_input("Mocks module (optional)", key="replay_mocks",
                           placeholder="my_package.replay_mocks")  # fmt: skip
     baseline = st.text_input(
@@ -89,10 +92,15 @@ def _setup(runs: list[Run]) -> dict[str, Any] | None:
         isolation = st.radio("Isolation", ISOLATIONS, horizontal=True, key="replay_isolation",
                              help="kernel: namespaces (bubblewrap); hooks: the weaker "
                              "in-process guard, for machines without it.")  # fmt: skip
-    return {"run_id": run_id, "from_step": int(step), "agent": agent.strip(),
+        env = st.text_input("Environment (optional)", key="replay_env",
+                            placeholder="MY_LEDGER MODE=replay",
+                            help="Variables the sandbox gets besides its allow-list, as "
+                            "--env: NAME (copied from here) or NAME=VALUE.")  # fmt: skip
+    return {"run_id": run_id, "from_step": int(step), kind: agent.strip(),
             "mocks": mocks.strip() or None, "mode": mode, "timeout_s": float(timeout),
             "max_steps": int(steps), "memory_mb": int(memory),
-            "baseline": baseline.strip() or None, "isolation": isolation}  # fmt: skip
+            "baseline": baseline.strip() or None, "isolation": isolation,
+            "env": env_items(env)}  # fmt: skip
 
 
 def _run(settings: dict[str, Any]) -> bool:
@@ -111,8 +119,9 @@ def _run(settings: dict[str, Any]) -> bool:
         report = guarded(replay, store_path(), progress=progress_for("your agent"), **settings)
         base = None
         if report is not None and baseline:
+            kind = "graph" if "graph" in settings else "agent"
             base = guarded(replay, store_path(), progress=progress_for("original code"),
-                           **{**settings, "agent": baseline})  # fmt: skip
+                           **{**settings, kind: baseline})  # fmt: skip
     if report is None:
         _forget_result()  # the error is the result now, not an older replay's report
         return False
@@ -266,9 +275,10 @@ def page() -> None:
         st.divider()
         if st.session_state.get("replay_url_run") != linked["run_id"]:
             st.session_state["replay_run"] = st.session_state["replay_url_run"] = linked["run_id"]
-    settings = _setup(originals(runs))
+    settings = _setup(originals(runs), store)
+    code = settings and (settings.get("agent") or settings.get("graph"))
     clicked = settings and st.button("Run replay", type="primary", icon=":material/play_arrow:",
-                                     disabled=not settings["agent"])  # fmt: skip
+                                     disabled=not code)  # fmt: skip
     if clicked and settings and _run(settings):
         st.rerun()  # the store has a new run: read it afresh
     if linked:

@@ -29,13 +29,15 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from debugger.errors import DecodeError
 from loaders.langgraph.decode import SafeDecoder, to_json
-from loaders.langgraph.source import RawCheckpoint, RawWrite
+
+if TYPE_CHECKING:  # the replay's sandbox child imports this module: no Arrow through source
+    from loaders.langgraph.source import RawCheckpoint, RawWrite
 
 CONTROL_WRITES = {"__error__", "__interrupt__", "__resume__", "__scheduled__", "__return__"}
 """Write channels that are signals, not state updates."""

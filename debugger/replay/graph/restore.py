@@ -1,0 +1,165 @@
+"""The original's checkpoint, restored into the replay's in-memory checkpointer.
+
+The store keeps, for each LangGraph checkpoint, its id, step, working state, internal
+channels (``metadata.internal_channels``), the nodes due next (``metadata.next``) and, at a
+head, the writes finished tasks left (``metadata.pending_writes``). It does not keep the
+channel versions, and needs not: the versions are rebuilt so that LangGraph's own
+``prepare_next_tasks`` finds exactly the stored ``next`` (every channel at version 1, the
+trigger channels of the nodes due next at version 2, every node having seen version 1),
+and :func:`restore` checks that ``graph.get_state()`` agrees before anything runs.
+
+The checkpoint keeps its original id, and :func:`pinned_ids` gives the replay's later
+checkpoints the ids the original had at the same step and namespace. LangGraph derives
+task ids (hence subgraph namespaces, interrupt ids, and which pending write belongs to
+which task) from the checkpoint id, so the replay's tasks are the original's tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from debugger.replay.graph.revive import coerce, revive
+
+_V1 = f"{1:032}.{0.0:016}"
+_V2 = f"{2:032}.{0.0:016}"
+
+
+class RestoreError(ValueError):
+    """The checkpoint cannot be restored faithfully in this graph."""
+
+
+def replay_saver() -> Any:
+    """The replay's checkpointer: in memory, never the application's own.
+
+    Its serializer may import the user's classes: the child runs the user's graph anyway.
+    """
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=True))
+
+
+def _channel_type(graph: Any, name: str) -> Any:
+    channel = graph.channels.get(name)
+    return getattr(channel, "typ", None) if channel is not None else None
+
+
+def restored_values(graph: Any, state: dict[str, Any], internal: dict[str, Any]) -> dict[str, Any]:
+    """Channel values as Python objects: the working state and the internal channels."""
+    from langgraph.channels import NamedBarrierValue, NamedBarrierValueAfterFinish
+
+    values: dict[str, Any] = {}
+    for name, stored in state.items():
+        values[name] = coerce(revive(stored), _channel_type(graph, name), stored)
+    for name, stored in internal.items():
+        value = revive(stored)
+        channel = graph.channels.get(name)
+        if isinstance(channel, NamedBarrierValue | NamedBarrierValueAfterFinish):
+            value = set(value or ())
+        values[name] = value
+    return values
+
+
+def _versions(graph: Any, values: dict[str, Any], due: list[str]) -> tuple[dict[str, Any], ...]:
+    sends = values.get("__pregel_tasks") or []
+    pushed = [getattr(s, "node", None) for s in sends]
+    pulled = list(due)
+    for node in pushed:
+        if node in pulled:
+            pulled.remove(node)
+    versions = dict.fromkeys(values, _V1)
+    seen: dict[str, dict[str, Any]] = {"__input__": {}}
+    for name, node in graph.nodes.items():
+        triggers = list(getattr(node, "triggers", ()) or ())
+        seen[name] = dict.fromkeys(triggers, _V1)
+        if name in pulled:
+            for t in triggers:
+                if t in values:
+                    versions[t] = _V2
+    return versions, seen
+
+
+def restore(graph: Any, saver: Any, thread_id: str, start: dict[str, Any]) -> dict[str, Any]:
+    """Put the starting checkpoint (and its pending writes) into ``saver``.
+
+    Args:
+        graph: the compiled graph on ``saver``.
+        saver: the replay's checkpointer.
+        thread_id: the thread the replay runs on.
+        start: ``checkpoint_id``, ``step``, ``ts``, ``v``, ``source``, ``state``,
+            ``internal``, ``next`` and ``pending_writes`` of the original's checkpoint.
+
+    Returns:
+        The config of the restored checkpoint.
+
+    Raises:
+        RestoreError: LangGraph would not run the stored ``next`` from it.
+        ReviveError: a value's class cannot be imported or built.
+    """
+    values = restored_values(graph, start["state"], start.get("internal") or {})
+    due = list(start.get("next") or [])
+    versions, seen = _versions(graph, values, due)
+    checkpoint = {"v": int(start.get("v") or 4), "id": start["checkpoint_id"],
+                  "ts": str(start.get("ts") or ""), "channel_values": values,
+                  "channel_versions": versions, "versions_seen": seen,
+                  "updated_channels": None}  # fmt: skip
+    metadata: dict[str, Any] = {"source": start.get("source") or "loop", "step": int(start["step"]),
+                "parents": {}}  # fmt: skip
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    saved = saver.put(config, checkpoint, metadata, versions)
+    tasks: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+    for w in start.get("pending_writes") or []:
+        key = (str(w["task_id"]), str(w.get("task_path") or ""))
+        tasks.setdefault(key, []).append((str(w["channel"]), revive(w["value"])))
+    for (task_id, path), writes in tasks.items():
+        saver.put_writes(saved, writes, task_id, path)
+    got = list(graph.get_state(saved).next)
+    if sorted(got) != sorted(due):
+        raise RestoreError(
+            f"restored in this graph, checkpoint {start['checkpoint_id']} would run "
+            f"{got or 'nothing'} next, where the original ran {due or 'nothing'}: the graph's "
+            "nodes or edges are not those of the run"
+        )
+    return dict(saved)
+
+
+_pin = threading.local()
+
+
+@contextlib.contextmanager
+def pinned_ids(ids: dict[tuple[str, int], str]) -> Iterator[None]:
+    """While open, a checkpoint LangGraph creates at (namespace, step) gets the original's id.
+
+    Only for pairs in ``ids``; patches ``SyncPregelLoop._put_checkpoint`` and the
+    ``create_checkpoint`` it calls, and undoes both on exit.
+    """
+    from langgraph.pregel import _loop
+
+    loop: Any = _loop  # create_checkpoint is not exported
+    put, create = _loop.SyncPregelLoop._put_checkpoint, loop.create_checkpoint
+
+    def put_pinned(self: Any, metadata: Any) -> Any:
+        exiting = metadata is self.checkpoint_metadata
+        ns = str(self.config.get("configurable", {}).get("checkpoint_ns", ""))
+        _pin.id = None if exiting else ids.get((ns, int(self.step)))
+        try:
+            return put(self, metadata)
+        finally:
+            _pin.id = None
+
+    def create_pinned(checkpoint: Any, channels: Any, step: int, **kw: Any) -> Any:
+        want = getattr(_pin, "id", None)
+        if kw.get("id") is None and want:
+            kw["id"], _pin.id = want, None
+        return create(checkpoint, channels, step, **kw)
+
+    _loop.SyncPregelLoop._put_checkpoint = put_pinned  # type: ignore[method-assign]
+    loop.create_checkpoint = create_pinned
+    try:
+        yield
+    finally:
+        _loop.SyncPregelLoop._put_checkpoint = put  # type: ignore[method-assign]
+        loop.create_checkpoint = create
