@@ -158,14 +158,17 @@ def _effect(run_id: str, t: ToolCall, step: int, status: str) -> Effect:
 def in_flight(inputs: ReplayInputs, tape: Iterable[ToolCall]) -> list[Effect]:
     """The original's tool calls never answered, at the step that would have run them.
 
-    Their outcome is ``unknown`` when the run failed or crashed (the tool may have run),
-    ``pending`` otherwise (a run parked before its tools).
+    Their outcome is ``unknown`` when the run failed or crashed (the tool may have run, also
+    when it raised: the task's error is on the call, no answer is), ``pending`` otherwise (a
+    run parked before its tools).
     """
     status = "unknown" if inputs.run.status in ("failed", "crashed") else "pending"
+    # An error with no answer is the tools task's own (it raised and the run stopped): the
+    # tool may have done its work before raising, so its outcome is unknown too.
     return [
         _effect(inputs.run.run_id, t, t.step_index + 1, status)
         for t in tape
-        if t.kind == "tool" and t.response is None and t.error is None
+        if t.kind == "tool" and t.response is None
     ]
 
 
@@ -190,7 +193,7 @@ def with_original_writes(
     effects = [e for e in inputs.effects
                if is_write(e.tool, writes, seen.get(e.tool))]  # fmt: skip
     for t in tape:
-        if t.kind != "tool" or (t.response is None and t.error is None):
+        if t.kind != "tool" or t.response is None:  # unanswered: in flight (above)
             continue
         if is_write(t.name, writes, seen.get(t.name)):
             status = "failed" if t.error is not None else "committed"

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import html
+
 from streamlit.testing.v1 import AppTest
 
 from tests.replay.graph.conftest import Written
-from tests.ui.helpers import open_app
+from tests.ui.helpers import open_app, texts
 
 DESK = "sample_checkpoints.langgraph_refund.graph"
 
 
 def _text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
-    parts += [w.value for w in at.warning] + [c.value for c in at.caption]
-    return "\n".join(str(p) for p in parts)
+    """The page's text, as a person reads it: see tests.ui.helpers.texts."""
+    return texts(at)
 
 
 def test_a_langgraph_run_is_replayed_with_its_graph_from_the_page(lg: Written) -> None:
@@ -29,5 +30,5 @@ def test_a_langgraph_run_is_replayed_with_its_graph_from_the_page(lg: Written) -
     assert not at.exception, at.exception
     text = _text(at)
     assert "First divergence: step 4 (missing_call)" in text, text
-    errors = " ".join(str(e.value) for e in at.error)
+    errors = html.unescape(" ".join(str(e.value) for e in at.error))
     assert "duplicate issue_refund" in errors and "refund-A-7" in errors
