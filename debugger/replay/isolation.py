@@ -224,7 +224,9 @@ def bwrap_command(
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     size = str(TMP_MB * 1024 * 1024)
     # the private tmpfs first: binds below /tmp (an import path, the work directory) go on it
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
+    # /proc read-only: its sys/ holds the host's kernel settings (kernel.core_pattern runs a
+    # program as the host's root), writable by uid 0 whatever the capabilities
+    cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
             "--size", size, "--tmpfs", "/tmp"]  # fmt: skip
     for root in readable:
         cmd += ["--ro-bind", str(root), str(root)]

@@ -31,7 +31,8 @@ import orjson
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """One message (a step with its state and calls) may not exceed this."""
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
-"""Everything the child sends may not exceed this."""
+"""Everything the child sends may not take more than this in the parent's memory, as
+:func:`parsed_size` estimates it before parsing."""
 MAX_TEXT = 4000
 """Longest free text (an error message, a refusal's description) the parent keeps."""
 
@@ -162,6 +163,17 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def parsed_size(line: bytes) -> int:
+    """An upper estimate of the memory a message takes once parsed, counted on its bytes.
+
+    JSON is far smaller than the Python objects it becomes (``[],`` is 3 bytes and a 64-byte
+    list): a bound on the bytes alone lets a 30 MB message cost the parent gigabytes. Every
+    container and string is charged what its object costs, every byte what a number costs.
+    """
+    containers = line.count(b"[") + line.count(b"{")
+    return 8 * len(line) + 100 * containers + 30 * line.count(b'"')
+
+
 class Writer:
     """The child's end: one message a line on the protocol descriptor."""
 
@@ -192,11 +204,12 @@ class Reader:
             if not line:
                 return
             self.count += 1
-            self._total += len(line)
             if len(line) > MAX_MESSAGE_BYTES or not line.endswith(b"\n"):
                 raise ProtocolError(f"message {self.count} is too long or unterminated")
+            self._total += parsed_size(line)
             if self._total > MAX_TOTAL_BYTES:
-                raise ProtocolError(f"the child sent more than {MAX_TOTAL_BYTES} bytes")
+                raise ProtocolError(f"its messages would take more than {MAX_TOTAL_BYTES >> 20} "
+                                    "MB of the parent's memory")  # fmt: skip
             yield self._check(line)
 
     def _check(self, line: bytes) -> dict[str, Any]:
