@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debugger.replay.budgets import budget_reason
+from debugger.replay.isolation import TMP_MB
 from debugger.replay.process import ChildResult
 from debugger.replay.protocol import clip
 from debugger.replay.sandbox import classify, divergence_for, missing_divergences, tokens_of
@@ -55,6 +56,10 @@ def judge(doc: dict[str, Any], child: ChildResult, timeout_s: float) -> Verdict:
         full = [s for s in steps if not s["partial"]]
         where = f" (last step finished: {full[-1]['step_index']})" if full else ""
         return Verdict("timeout", f"stopped by the wall-clock limit of {timeout_s:g} s{where}",
+                       steps)  # fmt: skip
+    if child.end is None and child.oom_killed:
+        return Verdict("memory_limit", "the kernel stopped the replay at its memory limit "
+                       f"({doc['memory_mb']} MB, and {2 * TMP_MB} MB for /tmp and /dev/shm)",
                        steps)  # fmt: skip
     if child.end is None:
         code = child.returncode

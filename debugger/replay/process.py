@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from debugger.replay import cgroup
 from debugger.replay import isolation as iso
 from debugger.replay.protocol import ProtocolError, Reader
 from debugger.replay.seccomp import no_unix_sockets
@@ -52,6 +53,8 @@ class ChildResult:
     """The parent's description of the first message outside the protocol."""
     returncode: int | None = None
     timed_out: bool = False
+    oom_killed: bool = False
+    """The kernel killed a process of the sandbox for its cgroup's memory limit."""
     stderr_tail: str = ""
     """The last lines bwrap or Python wrote before the child took over its output."""
 
@@ -119,6 +122,14 @@ def run_child(
     read_end, write_end = os.pipe()
     seccomp = _seccomp_pipe(sandbox)
     cpu = math.ceil(timeout_s) + 1
+    # every task and page of the sandbox, its tmpfs included (RLIMIT_AS is per process)
+    group = cgroup.create(iso.PROCESSES, sandbox.memory_mb + 2 * iso.TMP_MB)
+
+    def prepare() -> None:  # between fork and exec
+        if group is not None:
+            group.join()
+        iso.set_limits(sandbox.memory_mb, cpu)
+
     with (
         input_path.open("rb") as data,
         (output_dir / "agent.log").open("ab") as log,
@@ -131,8 +142,13 @@ def run_child(
                 _argv(sandbox, output_dir, fds, seccomp), stdin=subprocess.DEVNULL, stdout=err,
                 stderr=err, cwd=work_dir(output_dir), env=sandbox.env, pass_fds=fds + extra,
                 start_new_session=True,
-                preexec_fn=lambda: iso.set_limits(sandbox.memory_mb, cpu),
+                preexec_fn=prepare,
             )  # fmt: skip
+        except BaseException:
+            os.close(read_end)
+            if group is not None:
+                group.remove(0)
+            raise
         finally:
             os.close(write_end)
             if seccomp is not None:
@@ -153,6 +169,9 @@ def run_child(
             _kill(proc)
             result.returncode = proc.wait()
             stream.close()
+            if group is not None:
+                result.oom_killed = group.oom_killed()
+                group.remove()
     result.stderr_tail = (output_dir / "child.stderr").read_text(errors="replace")[-2000:]
     return result
 

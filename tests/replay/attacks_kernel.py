@@ -14,8 +14,9 @@ import os
 import socket
 import struct
 import time
+from pathlib import Path
 
-from tests.replay.attacks import Attack, Notes, _try
+from tests.replay.attacks import Attack, Notes, _dir, _try
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.syscall.restype = ctypes.c_long
@@ -35,7 +36,7 @@ class HostSysctl(Attack):
     def attack(self, notes: Notes) -> None:
         for name in ("kernel/core_pattern", "vm/overcommit_ratio"):
             path = f"/proc/sys/{name}"
-            value = open(path, "rb").read()  # libc below: the hooks see no write
+            value = Path(path).read_bytes()  # libc below: the hooks see no write
             ctypes.set_errno(0)
             fd = _LIBC.open(path.encode(), os.O_WRONLY)
             wrote = _LIBC.write(fd, value, len(value)) if fd >= 0 else -1
@@ -144,3 +145,105 @@ host_sysctl = HostSysctl()
 keyring = Keyring()
 io_uring_unix_socket = IoUringUnixSocket()
 flood = Flood()
+
+
+class ForkBomb(Attack):
+    """Forks until the kernel says no (at most 1100 processes, each waiting to be killed):
+    RLIMIT_NPROC is not enforced for root, and the PID namespace bounds how long they
+    live, not how many there are (the host's ``pid_max`` is shared)."""
+
+    def attack(self, notes: Notes) -> None:
+        from debugger.replay import guard
+
+        guard._PROCESS_EVENTS = frozenset()  # type: ignore[misc]
+        forked = 0
+        for _ in range(1100):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(120)
+                os._exit(0)
+            forked += 1
+        notes.append(f"forked {forked}")
+
+
+class MemfdFill(Attack):
+    """Fills anonymous files (``memfd_create``) with 1.5 GB: memory that belongs to no
+    address space, so RLIMIT_AS does not count it, and no file on a capped tmpfs."""
+
+    def attack(self, notes: Notes) -> None:
+        chunk = b"x" * (64 << 20)
+        written, fds = 0, []
+        try:
+            while written < 1536 << 20:
+                if written % (512 << 20) == 0:  # under the 1 GB file-size limit each
+                    fds.append(os.memfd_create("fill"))
+                os.write(fds[-1], chunk)
+                written += len(chunk)
+        except OSError as e:
+            notes.append(f"memfd {type(e).__name__}")
+        notes.append(f"memfd {written >> 20} MB")
+        for fd in fds:
+            os.close(fd)
+
+
+fork_bomb = ForkBomb()
+memfd_fill = MemfdFill()
+
+
+class SecretReader(Attack):
+    """Reads the credentials a project or a home directory keeps next to its code, and
+    lists the home directory when it is on the import path (a notebook started there)."""
+
+    def attack(self, notes: Notes) -> None:
+        root = _dir()
+        for name in (".env", ".pgpass", ".ssh/id_ed25519", ".aws/credentials"):
+            _try(notes, name, lambda name=name: _nonempty((root / name).read_text()))
+        _try(notes, "home", lambda: _nonempty(os.listdir(os.environ["ATTACK_HOME"])))
+
+
+def _nonempty(found: object) -> None:
+    if not found:
+        raise FileNotFoundError("empty")
+
+
+secret_reader = SecretReader()
+
+
+class Inside(Attack):
+    """What a sandboxed process holds and can reach inside: its descriptors, the processes
+    it sees, signals to the sandbox's first process, a user namespace of its own with a
+    read-write remount, the host's cgroups and ``/sys``."""
+
+    def attack(self, notes: Notes) -> None:
+        fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+        targets = []
+        for fd in fds:
+            try:
+                targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:  # the listing's own descriptor, closed by now
+                continue
+        notes.append(
+            f"fds {sorted(t.split('/')[-1] if '/' in t else t.split(':')[0] for t in targets)}"
+        )
+        notes.append(f"processes {len([p for p in os.listdir('/proc') if p.isdigit()])}")
+        notes.append(f"kill 1: {_LIBC.kill(1, 9)}, alive {os.path.exists('/proc/1')}")
+        notes.append(f"kill parent: {_LIBC.kill(os.getppid(), 15)}")
+        _try(notes, "/sys", lambda: os.listdir("/sys"))
+        _try(notes, "/sys/fs/cgroup", lambda: os.listdir("/sys/fs/cgroup"))
+        clone_newuser, clone_newns = 0x10000000, 0x20000
+        unshared, _ = _syscall(_UNSHARE, clone_newuser | clone_newns)
+        notes.append(f"unshare {unshared}")
+        if unshared == 0:
+            ms_remount, ms_bind = 32, 4096
+            res = _LIBC.mount(b"none", str(_dir()).encode(), None, ms_remount | ms_bind, None)
+            notes.append(f"remount rw {res}")
+            ctypes.set_errno(0)
+            fd = _LIBC.open(str(_dir() / "victim-a.txt").encode(), os.O_WRONLY | os.O_TRUNC)
+            notes.append(f"write after remount {fd}")
+
+
+_UNSHARE = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
+inside = Inside()
