@@ -33,6 +33,8 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 """Everything the child sends may not take more than this in the parent's memory, as
 :func:`parsed_size` estimates it before parsing."""
+MAX_VIOLATIONS = 10_000
+"""Refusals a replay may report: past it the child is flooding the parent, not working."""
 MAX_TEXT = 4000
 """Longest free text (an error message, a refusal's description) the parent keeps."""
 
@@ -197,6 +199,7 @@ class Reader:
         self._total = 0
         self._state: str | None = None
         self.count = 0
+        self._violations = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         while True:
@@ -228,4 +231,8 @@ class Reader:
             raise ProtocolError(f"message {self.count} ({kind}) does not match its schema")
         if kind != "violation":
             self._state = kind
+        else:
+            self._violations += 1
+            if self._violations > MAX_VIOLATIONS:
+                raise ProtocolError(f"it reported more than {MAX_VIOLATIONS} refusals")
         return {"type": kind, **body}

@@ -233,6 +233,10 @@ class Inside(Attack):
         notes.append(f"kill parent: {_LIBC.kill(os.getppid(), 15)}")
         _try(notes, "/sys", lambda: os.listdir("/sys"))
         _try(notes, "/sys/fs/cgroup", lambda: os.listdir("/sys/fs/cgroup"))
+        import threading  # threads still start: clone3 answers ENOSYS, the C library uses clone
+
+        thread = threading.Thread(target=lambda: None)
+        _try(notes, "thread", lambda: (thread.start(), thread.join()))
         clone_newuser, clone_newns = 0x10000000, 0x20000
         unshared, _ = _syscall(_UNSHARE, clone_newuser | clone_newns)
         notes.append(f"unshare {unshared}")
@@ -247,3 +251,17 @@ class Inside(Attack):
 
 _UNSHARE = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
 inside = Inside()
+
+
+class ManySmall(Attack):
+    """Sends the parent 300 000 well-formed violation messages, as fast as it can."""
+
+    def attack(self, notes: Notes) -> None:
+        for obj in gc.get_objects():
+            if type(obj).__name__ == "Writer" and type(obj).__module__.endswith("protocol"):
+                for _ in range(300_000):
+                    obj.send("violation", kind="network", detail="connect x", step_index=2)
+                notes.append("sent")
+
+
+many_small = ManySmall()

@@ -12,6 +12,7 @@ import pytest
 
 from debugger.replay import ReplayReport, cgroup, replay
 from debugger.replay.isolation import PROCESSES
+from debugger.replay.protocol import MAX_VIOLATIONS
 from tests.replay import test_replay_attacks as issue17
 from tests.replay.test_replay_attacks import Attacked, Project, notes
 
@@ -132,8 +133,8 @@ def test_credentials_next_to_the_code_are_masked(
 def test_inside_the_sandbox(attacked: Attacked, project: Project) -> None:
     """Strong negatives: nothing of the parent is inherited (the log, as stdout and stderr,
     and the protocol pipe only), the sandbox's first process cannot be killed from inside
-    and the parent is not visible, no /sys; a user namespace the agent makes for itself
-    gives it no write (the mounts it copies stay read-only: their flags are locked)."""
+    and the parent is not visible, no /sys, and no user namespace of its own (which, made,
+    gave no write: the mounts it copies stay read-only, but every capability in it)."""
     report = kernel_attack(attacked, "inside")
     assert notes(report, project) == [
         "fds ['agent.log', 'agent.log', 'null', 'pipe']",
@@ -142,8 +143,15 @@ def test_inside_the_sandbox(attacked: Attacked, project: Project) -> None:
         "kill parent: 0",  # its parent is that init: the replay's parent is not visible
         "/sys: FileNotFoundError",
         "/sys/fs/cgroup: FileNotFoundError",
-        "unshare 0",
-        "remount rw -1",
-        "write after remount -1",
+        "thread: ok",
+        "unshare -1",  # EPERM: no user namespace of its own (seccomp)
     ]
     assert report.outcome == "completed"
+
+
+def test_a_flood_of_small_messages_is_cut_short(attacked: Attacked) -> None:
+    # each is valid, but 300 000 of them kept the parent busy long after the deadline
+    # (judging, the report, the import) and filled report.json
+    report = kernel_attack(attacked, "many_small")
+    assert report.outcome == "sandbox_violation"
+    assert f"more than {MAX_VIOLATIONS} refusals" in report.reason
