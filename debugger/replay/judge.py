@@ -46,6 +46,8 @@ class Verdict:
 
 def judge(doc: dict[str, Any], child: ChildResult, timeout_s: float) -> Verdict:
     """The verdict on a finished child, given the document it was started with."""
+    if child.work_exceeded is not None:
+        return _violation(child.work_exceeded)
     if child.protocol_error is not None:
         return _violation(f"its messages broke the protocol ({child.protocol_error})")
     try:

@@ -35,6 +35,12 @@ from debugger.replay.protocol import ProtocolError, Reader
 from debugger.replay.seccomp import no_unix_sockets
 
 EventFn = Callable[[dict[str, Any]], None]
+WORK_MB = 2048
+"""What the child may keep in its work directory in all (RLIMIT_FSIZE bounds one file)."""
+WORK_FILES = 100_000
+"""Entries it may create there (empty files cost the disk inodes, not bytes)."""
+WATCH_S = 0.5
+"""How often the parent measures the work directory."""
 EXIT_GRACE_S = 2.0
 """How long the child may take to exit after its last message before it is killed."""
 
@@ -53,6 +59,8 @@ class ChildResult:
     """The parent's description of the first message outside the protocol."""
     returncode: int | None = None
     timed_out: bool = False
+    work_exceeded: str | None = None
+    """The parent's words for the work directory outgrowing WORK_MB or WORK_FILES."""
     oom_killed: bool = False
     """The kernel killed a process of the sandbox for its cgroup's memory limit."""
     stderr_tail: str = ""
@@ -155,6 +163,9 @@ def run_child(
                 os.close(seccomp)
         stream = os.fdopen(read_end, "rb")
         deadline = time.monotonic() + timeout_s
+        stop = threading.Event()
+        threading.Thread(target=_watch, args=(work_dir(output_dir), proc, result, stop),
+                         daemon=True).start()  # fmt: skip
         try:
             events = _start_reader(stream)
             _collect(events, result, deadline, on_event)
@@ -166,6 +177,7 @@ def run_child(
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=max(0.01, grace - time.monotonic()))
         finally:
+            stop.set()
             _kill(proc)
             result.returncode = proc.wait()
             stream.close()
@@ -174,6 +186,41 @@ def run_child(
                 group.remove()
     result.stderr_tail = (output_dir / "child.stderr").read_text(errors="replace")[-2000:]
     return result
+
+
+def work_usage(path: Path, max_entries: int) -> tuple[int, int]:
+    """Bytes on disk and entries below ``path`` (the count stops soon past ``max_entries``)."""
+    size = count = 0
+    stack = [str(path)]
+    while stack and count <= max_entries:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                count += 1
+                try:
+                    size += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                except OSError:
+                    continue
+    return size, count
+
+
+def _watch(
+    work: Path, proc: subprocess.Popen[bytes], result: ChildResult, stop: threading.Event
+) -> None:
+    """Kill the sandbox when its work directory outgrows its bounds: the disk under it is
+    the user's, and no kernel limit of the sandbox counts it."""
+    while not stop.wait(WATCH_S):
+        size, count = work_usage(work, WORK_FILES)
+        if size > WORK_MB << 20 or count > WORK_FILES:
+            result.work_exceeded = (f"it filled its work directory past {WORK_MB} MB or "
+                                    f"{WORK_FILES} files")  # fmt: skip
+            _kill(proc)
+            return
 
 
 def _reader(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | str | None]) -> None:

@@ -265,3 +265,20 @@ class ManySmall(Attack):
 
 
 many_small = ManySmall()
+
+
+class DiskFill(Attack):
+    """Fills the disk through its work directory: files under the 1 GB file-size limit
+    each (``ATTACK_FILE_MB`` of them, ``ATTACK_FILES`` files), or many empty files."""
+
+    def attack(self, notes: Notes) -> None:
+        chunk = b"x" * (16 << 20)
+        size_mb = int(os.environ.get("ATTACK_FILE_MB", "0"))
+        for i in range(int(os.environ["ATTACK_FILES"])):
+            with open(f"fill-{i}", "wb") as f:
+                for _ in range(size_mb // 16):
+                    f.write(chunk)
+        notes.append("filled")
+
+
+disk_fill = DiskFill()

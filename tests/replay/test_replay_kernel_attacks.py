@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from debugger.replay import ReplayReport, cgroup, replay
+from debugger.replay import ReplayReport, cgroup, process, replay
 from debugger.replay.isolation import PROCESSES
 from debugger.replay.protocol import MAX_VIOLATIONS
 from tests.replay import test_replay_attacks as issue17
@@ -155,3 +155,19 @@ def test_a_flood_of_small_messages_is_cut_short(attacked: Attacked) -> None:
     report = kernel_attack(attacked, "many_small")
     assert report.outcome == "sandbox_violation"
     assert f"more than {MAX_VIOLATIONS} refusals" in report.reason
+
+
+@pytest.mark.parametrize(("files", "file_mb"), [(8, 64), (3000, 0)])
+def test_filling_the_disk_through_the_work_directory(
+    attacked: Attacked, monkeypatch: pytest.MonkeyPatch, files: int, file_mb: int
+) -> None:
+    # the bounds, lowered for the test: 512 MB (8 files of 64 MB, each under the file-size
+    # limit) or 3000 empty files (inodes) must not fit
+    monkeypatch.setattr(process, "WORK_MB", 256)
+    monkeypatch.setattr(process, "WORK_FILES", 1000)
+    report = kernel_attack(attacked, "disk_fill", ATTACK_FILES=str(files),
+                           ATTACK_FILE_MB=str(file_mb))  # fmt: skip
+    assert report.outcome == "sandbox_violation"
+    assert "it filled its work directory past 256 MB or 1000 files" in report.reason
+    size, count = process.work_usage(Path(report.output_dir) / "work", 10**6)
+    assert size < 400 << 20 and count < 3000
