@@ -231,6 +231,16 @@ class Inside(Attack):
         notes.append(f"processes {len([p for p in os.listdir('/proc') if p.isdigit()])}")
         notes.append(f"kill 1: {_LIBC.kill(1, 9)}, alive {os.path.exists('/proc/1')}")
         notes.append(f"kill parent: {_LIBC.kill(os.getppid(), 15)}")
+        victim = os.open(_dir() / "victim-a.txt", os.O_RDONLY)
+        ctypes.set_errno(0)
+        reopened = _LIBC.open(f"/proc/self/fd/{victim}".encode(), os.O_WRONLY)
+        notes.append(f"reopen for writing {reopened} errno {ctypes.get_errno()}")
+        os.close(victim)
+        ctypes.set_errno(0)
+        tty = _LIBC.open(b"/dev/tty", os.O_RDWR)  # libc: the hooks would refuse it first
+        notes.append(f"/dev/tty {tty} errno {ctypes.get_errno()}")
+        init_env = Path("/proc/1/environ").read_bytes().split(b"\0")
+        notes.append(f"init env {sorted(e.split(b'=')[0].decode() for e in init_env if e)}")
         _try(notes, "/sys", lambda: os.listdir("/sys"))
         _try(notes, "/sys/fs/cgroup", lambda: os.listdir("/sys/fs/cgroup"))
         import threading  # threads still start: clone3 answers ENOSYS, the C library uses clone

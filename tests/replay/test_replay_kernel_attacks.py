@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from debugger.replay import ReplayReport, cgroup, process, replay
-from debugger.replay.isolation import PROCESSES
+from debugger.replay.isolation import PROCESSES, environment
 from debugger.replay.protocol import MAX_VIOLATIONS
 from tests.replay import test_replay_attacks as issue17
 from tests.replay.test_replay_attacks import Attacked, Project, notes
@@ -130,17 +130,24 @@ def test_credentials_next_to_the_code_are_masked(
                      "home: FileNotFoundError"]  # fmt: skip
 
 
-def test_inside_the_sandbox(attacked: Attacked, project: Project) -> None:
+def test_inside_the_sandbox(
+    attacked: Attacked, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Strong negatives: nothing of the parent is inherited (the log, as stdout and stderr,
     and the protocol pipe only), the sandbox's first process cannot be killed from inside
     and the parent is not visible, no /sys, and no user namespace of its own (which, made,
     gave no write: the mounts it copies stay read-only, but every capability in it)."""
+    monkeypatch.setenv("PGPASSWORD", "hunter2")  # bwrap itself (the sandbox's init) lacks it too
+    passed = [f"{k}={v}" for k, v in attacked.env.items()]
     report = kernel_attack(attacked, "inside")
     assert notes(report, project) == [
         "fds ['agent.log', 'agent.log', 'null', 'pipe']",
         "processes 2",  # bwrap's init and the child
         "kill 1: 0, alive True",  # a namespace's init ignores signals it has no handler for
         "kill parent: 0",  # its parent is that init: the replay's parent is not visible
+        "reopen for writing -1 errno 30",  # /proc/self/fd/N reopens on the read-only mount
+        "/dev/tty -1 errno 6",  # ENXIO: a new session, no terminal (no TIOCSTI)
+        f"init env {sorted(environment([], '/tmp', passed))}",  # bwrap's: the same as the child's
         "/sys: FileNotFoundError",
         "/sys/fs/cgroup: FileNotFoundError",
         "thread: ok",
