@@ -150,6 +150,10 @@ _NEXT: dict[str | None, tuple[str, ...]] = {
 """Which message types may follow each (``violation`` keeps the state it arrived in)."""
 
 
+_PRINTED = {"violation": ("detail",), "setup_error": ("message", "hint", "traceback")}
+"""Free text the parent prints as it came: made one printable line (no terminal escapes)."""
+
+
 def _matches(value: Any, schema: dict[str, _Check]) -> bool:
     return (
         isinstance(value, dict)
@@ -229,6 +233,8 @@ class Reader:
         body = {k: v for k, v in message.items() if k != "type"}
         if not _matches(body, SCHEMAS[kind]):
             raise ProtocolError(f"message {self.count} ({kind}) does not match its schema")
+        if kind in _PRINTED:  # the child's clip() is the child's: the parent's own
+            body = {k: clip(v) if k in _PRINTED[kind] else v for k, v in body.items()}
         if kind != "violation":
             self._state = kind
         else:

@@ -292,3 +292,18 @@ class DiskFill(Attack):
 
 
 disk_fill = DiskFill()
+
+
+class TerminalEscapes(Attack):
+    """Sends a refusal whose text drives the user's terminal (clear the screen, retitle the
+    window, move the cursor up over the verdict), as a violation the report prints."""
+
+    def attack(self, notes: Notes) -> None:
+        for obj in gc.get_objects():
+            if type(obj).__name__ == "Writer" and type(obj).__module__.endswith("protocol"):
+                detail = "\x1b[2J\x1b]0;owned\x07\x1b[1Acompleted\rverdict: all good"
+                obj.send("violation", kind="network", step_index=2, detail=detail)
+                notes.append("sent")
+
+
+terminal_escapes = TerminalEscapes()

@@ -178,3 +178,10 @@ def test_filling_the_disk_through_the_work_directory(
     assert "it filled its work directory past 256 MB or 1000 files" in report.reason
     size, count = process.work_usage(Path(report.output_dir) / "work", 10**6)
     assert size < 400 << 20 and count < 3000
+
+
+def test_the_childs_text_cannot_drive_the_terminal(attacked: Attacked) -> None:
+    report = kernel_attack(attacked, "terminal_escapes")
+    text = "\n".join(report.summary_lines())
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "sandbox violation at step 2: network: ?[2J?]0;owned??[1Acompleted verdict" in text
