@@ -56,9 +56,9 @@ class Group:
                             return True
         return False
 
-    def remove(self, wait_s: float = 2.0) -> None:
+    def remove(self, wait_s: float = 10.0) -> None:
         """Remove the group once its last task has exited (a killed namespace's processes
-        take a moment to go)."""
+        take a moment to go: a thousand of them, seconds on a loaded machine)."""
         deadline = time.monotonic() + wait_s
         for d in self.dirs:
             while True:
@@ -112,6 +112,8 @@ def create(max_tasks: int, memory_mb: int) -> Group | None:
     settings = _settings(max_tasks, memory_mb * 1024 * 1024)
     if settings is None:
         return None
+    for parent, _ in settings:
+        _sweep(parent)
     name = f"stepscope-replay-{os.getpid()}-{next(_names)}"
     made: list[Path] = []
     try:
@@ -129,3 +131,12 @@ def create(max_tasks: int, memory_mb: int) -> Group | None:
         Group(tuple(made)).remove(0)
         return None
     return Group(tuple(made))
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the empty groups an earlier replay's process left behind when it died."""
+    for d in parent.glob("stepscope-replay-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                d.rmdir()

@@ -4,6 +4,7 @@ nothing outside changed, nothing connected, nothing left running)."""
 
 from __future__ import annotations
 
+import os
 import resource
 import socket
 from pathlib import Path
@@ -90,6 +91,9 @@ def test_a_fork_bomb_is_bounded_by_the_kernel(attacked: Attacked, project: Proje
     report = kernel_attack(attacked, "fork_bomb")
     [found] = notes(report, project)
     assert int(found.removeprefix("forked ")) < PROCESSES, found
+    # and the group went with the replay, its thousand processes gone
+    for parent, _ in cgroup._settings(1, 1) or []:
+        assert not list(parent.glob(f"stepscope-replay-{os.getpid()}-*"))
 
 
 @needs_cgroup
