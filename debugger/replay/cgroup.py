@@ -16,6 +16,7 @@ and docs/replay.md says what is then not bounded.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
@@ -25,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 _names = itertools.count()
+_LEFTOVER: set[Path] = set()
+"""This process's groups whose last tasks were still going when their replay ended."""
 _OPTIONAL = ("memory.swappiness", "memory.swap.max")
 """Kept out of swap where the kernel allows it to be said; the limit holds without."""
 
@@ -68,7 +71,8 @@ class Group:
                 except FileNotFoundError:
                     break
                 except OSError:
-                    if time.monotonic() > deadline:
+                    if time.monotonic() > deadline:  # the next replay, or the exit, retries
+                        _LEFTOVER.add(d)
                         break
                     time.sleep(0.02)
 
@@ -112,6 +116,7 @@ def create(max_tasks: int, memory_mb: int) -> Group | None:
     settings = _settings(max_tasks, memory_mb * 1024 * 1024)
     if settings is None:
         return None
+    sweep()
     for parent, _ in settings:
         _sweep(parent)
     name = f"stepscope-replay-{os.getpid()}-{next(_names)}"
@@ -140,3 +145,16 @@ def _sweep(parent: Path) -> None:
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             with contextlib.suppress(OSError):
                 d.rmdir()
+
+
+@atexit.register
+def sweep() -> None:
+    """Remove this process's leftover groups that are empty by now."""
+    for d in list(_LEFTOVER):
+        try:
+            d.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        _LEFTOVER.discard(d)

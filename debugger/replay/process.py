@@ -184,6 +184,8 @@ def run_child(
             if group is not None:
                 result.oom_killed = group.oom_killed()
                 group.remove()
+            if result.work_exceeded is None:  # once more, after the end: it cannot finish first
+                _over(work_dir(output_dir), result)
     result.stderr_tail = (output_dir / "child.stderr").read_text(errors="replace")[-2000:]
     return result
 
@@ -215,12 +217,17 @@ def _watch(
     """Kill the sandbox when its work directory outgrows its bounds: the disk under it is
     the user's, and no kernel limit of the sandbox counts it."""
     while not stop.wait(WATCH_S):
-        size, count = work_usage(work, WORK_FILES)
-        if size > WORK_MB << 20 or count > WORK_FILES:
-            result.work_exceeded = (f"it filled its work directory past {WORK_MB} MB or "
-                                    f"{WORK_FILES} files")  # fmt: skip
+        if _over(work, result):
             _kill(proc)
             return
+
+
+def _over(work: Path, result: ChildResult) -> bool:
+    size, count = work_usage(work, WORK_FILES)
+    if size > WORK_MB << 20 or count > WORK_FILES:
+        result.work_exceeded = (f"it filled its work directory past {WORK_MB} MB or "
+                                f"{WORK_FILES} files")  # fmt: skip
+    return result.work_exceeded is not None
 
 
 def _reader(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | str | None]) -> None:
