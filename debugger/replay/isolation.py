@@ -26,6 +26,7 @@ nothing in it can raise them (:func:`set_limits`).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import resource
@@ -56,6 +57,11 @@ _ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "p
 _NEVER_WHOLE = ("/", "/tmp", "/dev", "/proc", "/run", "/var", "/home", "/root")
 """Never bound whole, even when on the import path (a script run from /tmp puts it there):
 what the agent needs below them is bound on its own."""
+_SECRETS = (".env", ".envrc", ".pgpass", ".netrc", ".git-credentials", ".pypirc", ".npmrc",
+            ".ssh", ".aws", ".azure", ".gnupg", ".docker", ".kube", ".config/gcloud")  # fmt: skip
+"""Credentials a project or home directory keeps next to code: masked at the top of every
+directory the sandbox shows (the replay has no network to use them, and its agent's state
+lands in the store and the report)."""
 _LOCALE = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
@@ -193,7 +199,10 @@ def readable_roots(extra: Iterable[str]) -> list[Path]:
     found += [Path(p or os.getcwd()) for p in sys.path if isinstance(p, str)]
     found += [Path(p) for p in extra]
     roots: list[Path] = []
-    candidates = {q.resolve() for q in found if q.exists()} - {Path(p) for p in _NEVER_WHOLE}
+    never = {Path(p) for p in _NEVER_WHOLE}
+    with contextlib.suppress(RuntimeError):  # no home to find
+        never.add(Path.home().resolve())  # a notebook started there puts it on the path
+    candidates = {q.resolve() for q in found if q.exists()} - never
     for p in sorted(candidates, key=lambda q: len(q.parts)):
         if not _covered(p, roots) and not _covered(p, [Path(s) for s in _SYSTEM]):
             roots.append(p)
@@ -224,12 +233,15 @@ def bwrap_command(
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     size = str(TMP_MB * 1024 * 1024)
     # the private tmpfs first: binds below /tmp (an import path, the work directory) go on it
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
-            "--size", size, "--tmpfs", "/tmp"]  # fmt: skip
+    # /proc read-only: its sys/ holds the host's kernel settings (kernel.core_pattern runs a
+    # program as the host's root), writable by uid 0 whatever the capabilities
+    cmd += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--size", size,
+            "--tmpfs", "/dev/shm", "--size", size, "--tmpfs", "/tmp"]  # fmt: skip
     for root in readable:
         cmd += ["--ro-bind", str(root), str(root)]
     later: list[str] = []
     emptied: list[Path] = []
+    hidden = [*hidden, *secret_paths(readable)]
     for path in sorted(set(hidden), key=lambda p: len(p.parts)):
         if not _covered(path, readable) or _covered(path, emptied) or not path.exists():
             continue
@@ -245,6 +257,16 @@ def bwrap_command(
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
     return [*cmd, "--chdir", str(writable), "--", *argv]
+
+
+def secret_paths(roots: Iterable[Path]) -> list[Path]:
+    """The credentials files and directories (``_SECRETS``, ``.env.*``) at the top of
+    ``roots``, to be masked."""
+    found = []
+    for root in roots:
+        found += [root / name for name in _SECRETS if (root / name).exists()]
+        found += [Path(p) for p in glob.glob(str(root / ".env.*"))]
+    return [p.resolve() for p in found]
 
 
 def hidden_paths(

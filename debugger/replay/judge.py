@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from debugger.replay.budgets import budget_reason
+from debugger.replay.isolation import TMP_MB
 from debugger.replay.process import ChildResult
 from debugger.replay.protocol import clip
 from debugger.replay.sandbox import classify, divergence_for, missing_divergences, tokens_of
@@ -48,6 +49,8 @@ class Verdict:
 
 def judge(doc: dict[str, Any], child: ChildResult, timeout_s: float) -> Verdict:
     """The verdict on a finished child, given the document it was started with."""
+    if child.work_exceeded is not None:
+        return _violation(child.work_exceeded)
     if child.protocol_error is not None:
         return _violation(f"its messages broke the protocol ({child.protocol_error})")
     try:
@@ -58,6 +61,10 @@ def judge(doc: dict[str, Any], child: ChildResult, timeout_s: float) -> Verdict:
         full = [s for s in steps if not s["partial"]]
         where = f" (last step finished: {full[-1]['step_index']})" if full else ""
         return Verdict("timeout", f"stopped by the wall-clock limit of {timeout_s:g} s{where}",
+                       steps)  # fmt: skip
+    if child.end is None and child.oom_killed:
+        return Verdict("memory_limit", "the kernel stopped the replay at its memory limit "
+                       f"({doc['memory_mb']} MB, and {2 * TMP_MB} MB for /tmp and /dev/shm)",
                        steps)  # fmt: skip
     if child.end is None:
         code = child.returncode

@@ -29,11 +29,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from debugger.replay import cgroup
 from debugger.replay import isolation as iso
 from debugger.replay.protocol import ProtocolError, Reader
 from debugger.replay.seccomp import no_unix_sockets
 
 EventFn = Callable[[dict[str, Any]], None]
+WORK_MB = 2048
+"""What the child may keep in its work directory in all (RLIMIT_FSIZE bounds one file)."""
+WORK_FILES = 100_000
+"""Entries it may create there (empty files cost the disk inodes, not bytes)."""
+WATCH_S = 0.5
+"""How often the parent measures the work directory."""
 EXIT_GRACE_S = 2.0
 """How long the child may take to exit after its last message before it is killed."""
 
@@ -52,6 +59,10 @@ class ChildResult:
     """The parent's description of the first message outside the protocol."""
     returncode: int | None = None
     timed_out: bool = False
+    work_exceeded: str | None = None
+    """The parent's words for the work directory outgrowing WORK_MB or WORK_FILES."""
+    oom_killed: bool = False
+    """The kernel killed a process of the sandbox for its cgroup's memory limit."""
     stderr_tail: str = ""
     """The last lines bwrap or Python wrote before the child took over its output."""
 
@@ -122,6 +133,14 @@ def run_child(
     read_end, write_end = os.pipe()
     seccomp = _seccomp_pipe(sandbox)
     cpu = math.ceil(timeout_s) + 1
+    # every task and page of the sandbox, its tmpfs included (RLIMIT_AS is per process)
+    group = cgroup.create(iso.PROCESSES, sandbox.memory_mb + 2 * iso.TMP_MB)
+
+    def prepare() -> None:  # between fork and exec
+        if group is not None:
+            group.join()
+        iso.set_limits(sandbox.memory_mb, cpu)
+
     with (
         input_path.open("rb") as data,
         (output_dir / "agent.log").open("ab") as log,
@@ -134,14 +153,22 @@ def run_child(
                 _argv(sandbox, output_dir, fds, seccomp), stdin=subprocess.DEVNULL, stdout=err,
                 stderr=err, cwd=work_dir(output_dir), env=sandbox.env, pass_fds=fds + extra,
                 start_new_session=True,
-                preexec_fn=lambda: iso.set_limits(sandbox.memory_mb, cpu),
+                preexec_fn=prepare,
             )  # fmt: skip
+        except BaseException:
+            os.close(read_end)
+            if group is not None:
+                group.remove(0)
+            raise
         finally:
             os.close(write_end)
             if seccomp is not None:
                 os.close(seccomp)
         stream = os.fdopen(read_end, "rb")
         deadline = time.monotonic() + timeout_s
+        stop = threading.Event()
+        threading.Thread(target=_watch, args=(work_dir(output_dir), proc, result, stop),
+                         daemon=True).start()  # fmt: skip
         try:
             events = _start_reader(stream, sandbox.protocol)
             _collect(events, result, deadline, on_event)
@@ -153,11 +180,57 @@ def run_child(
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=max(0.01, grace - time.monotonic()))
         finally:
+            stop.set()
             _kill(proc)
             result.returncode = proc.wait()
             stream.close()
+            if group is not None:
+                result.oom_killed = group.oom_killed()
+                group.remove()
+            if result.work_exceeded is None:  # once more, after the end: it cannot finish first
+                _over(work_dir(output_dir), result)
     result.stderr_tail = (output_dir / "child.stderr").read_text(errors="replace")[-2000:]
     return result
+
+
+def work_usage(path: Path, max_entries: int) -> tuple[int, int]:
+    """Bytes on disk and entries below ``path`` (the count stops soon past ``max_entries``)."""
+    size = count = 0
+    stack = [str(path)]
+    while stack and count <= max_entries:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                count += 1
+                try:
+                    size += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                except OSError:
+                    continue
+    return size, count
+
+
+def _watch(
+    work: Path, proc: subprocess.Popen[bytes], result: ChildResult, stop: threading.Event
+) -> None:
+    """Kill the sandbox when its work directory outgrows its bounds: the disk under it is
+    the user's, and no kernel limit of the sandbox counts it."""
+    while not stop.wait(WATCH_S):
+        if _over(work, result):
+            _kill(proc)
+            return
+
+
+def _over(work: Path, result: ChildResult) -> bool:
+    size, count = work_usage(work, WORK_FILES)
+    if size > WORK_MB << 20 or count > WORK_FILES:
+        result.work_exceeded = (f"it filled its work directory past {WORK_MB} MB or "
+                                f"{WORK_FILES} files")  # fmt: skip
+    return result.work_exceeded is not None
 
 
 def _reader(

@@ -34,7 +34,10 @@ import orjson
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """One message (a step with its state and calls) may not exceed this."""
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
-"""Everything the child sends may not exceed this."""
+"""Everything the child sends may not take more than this in the parent's memory, as
+:func:`parsed_size` estimates it before parsing."""
+MAX_VIOLATIONS = 10_000
+"""Refusals a replay may report: past it the child is flooding the parent, not working."""
 MAX_TEXT = 4000
 """Longest free text (an error message, a refusal's description) the parent keeps."""
 
@@ -166,6 +169,10 @@ _NEXT: dict[str | None, tuple[str, ...]] = {
 """Which message types may follow each (``violation`` keeps the state it arrived in)."""
 
 
+_PRINTED = {"violation": ("detail",), "setup_error": ("message", "hint", "traceback")}
+"""Free text the parent prints as it came: made one printable line (no terminal escapes)."""
+
+
 def _matches(value: Any, schema: dict[str, _Check]) -> bool:
     return (
         isinstance(value, dict)
@@ -179,6 +186,17 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
     flat = " ".join(text.split())
     flat = "".join(c if c.isprintable() else "?" for c in flat)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def parsed_size(line: bytes) -> int:
+    """An upper estimate of the memory a message takes once parsed, counted on its bytes.
+
+    JSON is far smaller than the Python objects it becomes (``[],`` is 3 bytes and a 64-byte
+    list): a bound on the bytes alone lets a 30 MB message cost the parent gigabytes. Every
+    container and string is charged what its object costs, every byte what a number costs.
+    """
+    containers = line.count(b"[") + line.count(b"{")
+    return 8 * len(line) + 100 * containers + 30 * line.count(b'"')
 
 
 class Writer:
@@ -205,6 +223,7 @@ class Reader:
         self._total = 0
         self._state: str | None = None
         self.count = 0
+        self._violations = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         while True:
@@ -212,11 +231,12 @@ class Reader:
             if not line:
                 return
             self.count += 1
-            self._total += len(line)
             if len(line) > MAX_MESSAGE_BYTES or not line.endswith(b"\n"):
                 raise ProtocolError(f"message {self.count} is too long or unterminated")
+            self._total += parsed_size(line)
             if self._total > MAX_TOTAL_BYTES:
-                raise ProtocolError(f"the child sent more than {MAX_TOTAL_BYTES} bytes")
+                raise ProtocolError(f"its messages would take more than {MAX_TOTAL_BYTES >> 20} "
+                                    "MB of the parent's memory")  # fmt: skip
             yield self._check(line)
 
     def _check(self, line: bytes) -> dict[str, Any]:
@@ -233,6 +253,12 @@ class Reader:
         body = {k: v for k, v in message.items() if k != "type"}
         if not _matches(body, self._schemas[kind]):
             raise ProtocolError(f"message {self.count} ({kind}) does not match its schema")
+        if kind in _PRINTED:  # the child's clip() is the child's: the parent's own
+            body = {k: clip(v) if k in _PRINTED[kind] else v for k, v in body.items()}
         if kind != "violation":
             self._state = kind
+        else:
+            self._violations += 1
+            if self._violations > MAX_VIOLATIONS:
+                raise ProtocolError(f"it reported more than {MAX_VIOLATIONS} refusals")
         return {"type": kind, **body}
