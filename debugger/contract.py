@@ -257,3 +257,25 @@ cheap. Computed by the store instead, the hash is a Python function that needs t
 which the reader's decoding holds nearly all the time, so staging would wait on it. It must
 be :func:`debugger.store.state_hash.of_text` of exactly the ``working_state`` text.
 """
+
+
+def pending_entries(value: Any) -> list[dict[str, Any]]:
+    """A checkpoint's ``pending_effects`` (a JSON array) as one object per pending effect.
+
+    An entry given as a string is its idempotency key (``["refund-A-17"]``, what a first
+    checkpointing sketch writes), so the audit and the pages look that key up; another
+    non-object entry is kept under ``value``. Stored as written: this is how it is read.
+    """
+    if not isinstance(value, list):
+        return []
+    return [
+        p if isinstance(p, dict) else {"idempotency_key": p} if isinstance(p, str) else {"value": p}
+        for p in value
+    ]
+
+
+UNDECODABLE = "_undecodable"
+"""Optional column of a source batch (a reader's, before any flavour): for each row, why a
+value of it could not be read as what its column holds (text that is not UTF-8), else
+NULL. The import quarantines such rows alone, with that reason, before the flavour's
+projection sees the batch; the other rows of the batch go on."""

@@ -11,9 +11,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from debugger.json_text import ELLIPSIS, preview
+from debugger.errors import StepscopeError
+from debugger.json_text import ELLIPSIS, dumps, preview
 
 if TYPE_CHECKING:
     from debugger.diff.checkpoint import CheckpointDiff
@@ -128,9 +127,9 @@ def checkpoint_html(c: Checkpoint) -> str:
 
 def _indented(value: Any) -> str:
     try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
+        text = dumps(value, indent=True)
+    except StepscopeError as e:  # nested too deeply to write: say so in the view
+        return str(e)
     if len(text) <= MAX_STATE_CHARS:
         return text
     return text[:MAX_STATE_CHARS] + f"\n… ({len(text) - MAX_STATE_CHARS:,} more characters)"

@@ -2,7 +2,9 @@
 payload)``; optional ``effects`` and ``tool_calls`` with the canonical columns.
 
 See docs/native-shape.md. Extra columns are ignored; missing optional ones are NULL (the audit
-reports checkpoints that lack contract items).
+reports checkpoints that lack contract items). The checkpoints' columns may go by the common
+names of ``ALIASES`` (``step``, ``state``, ...): what a first checkpointing sketch writes
+imports without a mapping file.
 """
 
 from __future__ import annotations
@@ -14,12 +16,66 @@ from debugger.errors import FlavourError
 from loaders.base import Flavour, SourceReader, TablePlan
 from loaders.sqlmap import Source, json_guard, projection
 
-COLUMN_FORM = {"run_id", "step_index", "working_state"}
-PAYLOAD_FORM = {"run_id", "step_index", "payload"}
+COLUMN_FORM = ("run_id", "step_index", "working_state")
+PAYLOAD_FORM = ("run_id", "step_index", "payload")
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "run_id": ("run", "thread_id", "session_id"),
+    "checkpoint_id": ("id",),
+    "parent_id": ("parent", "parent_checkpoint_id"),
+    "step_index": ("step", "step_number", "step_no"),
+    "schema_version": ("version",),
+    "created_at": ("ts", "timestamp"),
+    "working_state": ("state",),
+    "tokens_spent": ("tokens",),
+    "wall_clock_ms": ("elapsed_ms",),
+    "pending_effects": ("pending",),
+    "model_version": ("model",),
+    "metadata": ("meta",),
+    "payload": ("record",),
+}
+"""Other names a column of ``checkpoints`` may have, by canonical name (docs/native-shape.md).
+
+The canonical name wins when both are present; two aliases of one name and no canonical
+one is ambiguous, and the import says so rather than guess."""
 
 
 def _columns(reader: SourceReader, table: str) -> set[str]:
     return set(reader.columns(table)) if table in reader.tables() else set()
+
+
+def resolve(columns: set[str]) -> dict[str, str]:
+    """Each canonical name found in ``columns`` (itself or an alias) -> the column holding it.
+
+    Raises:
+        FlavourError: two aliases of one canonical name, and not the name itself.
+    """
+    found = {}
+    for name in (*TABLE_COLUMNS["checkpoints"], "payload"):
+        if name in columns:
+            found[name] = name
+            continue
+        present = [a for a in ALIASES.get(name, ()) if a in columns]
+        if len(present) > 1:
+            raise FlavourError(
+                f"table 'checkpoints' has columns {' and '.join(present)}: both may be {name}",
+                f"name the one that is {name} `{name}`, or pass --mapping FILE",
+            )
+        if present:
+            found[name] = present[0]
+    return found
+
+
+def _form(columns: set[str]) -> tuple[str, ...] | None:
+    """The form ``columns`` are in (by canonical name), or None."""
+    try:
+        names = resolve(columns)
+    except FlavourError:
+        return COLUMN_FORM  # detected; plans() reports the ambiguity
+    for form in (COLUMN_FORM, PAYLOAD_FORM):
+        if all(c in names for c in form):
+            return form
+    return None
 
 
 class NativeFlavour(Flavour[SourceReader]):
@@ -29,14 +85,16 @@ class NativeFlavour(Flavour[SourceReader]):
 
     @classmethod
     def detect(cls, reader: SourceReader) -> bool:
-        cols = _columns(reader, "checkpoints")
-        return COLUMN_FORM.issubset(cols) or PAYLOAD_FORM.issubset(cols)
+        return _form(_columns(reader, "checkpoints")) is not None
+
+    def check(self, reader: SourceReader) -> None:
+        resolve(_columns(reader, "checkpoints"))
 
     def plans(self, reader: SourceReader) -> Iterator[TablePlan]:
         if not self.detect(reader):
             raise FlavourError(
                 "table 'checkpoints' needs columns run_id, step_index and working_state "
-                "(or payload)",
+                "(or payload), or an alias of each",
                 "add those columns, or pass --mapping FILE (see `stepscope import --help`)",
             )
         yield self._checkpoints(reader)
@@ -46,16 +104,21 @@ class NativeFlavour(Flavour[SourceReader]):
 
     def _checkpoints(self, reader: SourceReader) -> TablePlan:
         schema = reader.schema("checkpoints")
-        names = set(schema.names)
-        if COLUMN_FORM.issubset(names):
-            sources = {c: Source(column=c) for c in TABLE_COLUMNS["checkpoints"] if c in names}
+        names = resolve(set(schema.names))
+        if _form(set(schema.names)) == COLUMN_FORM:
+            sources = {
+                c: Source(column=names[c]) for c in TABLE_COLUMNS["checkpoints"] if c in names
+            }
             reason = "CAST(NULL AS VARCHAR)"
         else:
+            payload = names["payload"]
             sources = {
-                c: (Source(column=c) if c in names else Source(column="payload", path=f"$.{c}"))
+                c: (
+                    Source(column=names[c]) if c in names else Source(column=payload, path=f"$.{c}")
+                )
                 for c in TABLE_COLUMNS["checkpoints"]
             }
-            reason = json_guard([("payload", schema.field("payload").type)])
+            reason = json_guard([(payload, schema.field(payload).type)])
         return TablePlan(
             table="checkpoints",
             batches=reader.scan("checkpoints", batch_rows=self.batch_rows),

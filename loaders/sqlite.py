@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from debugger.errors import SourceError
-from loaders.arrow_rows import rows_to_batch
+from loaders.arrow_rows import conform, rows_to_batch, sqlite_text
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SqlReader, aligned_rows
 from loaders.kinds import is_sqlite_file
 from loaders.prefetch import prefetched
@@ -73,6 +73,9 @@ class SqliteReader(SqlReader):
         try:
             # check_same_thread=False: DuckDB may consume our batches on a worker thread
             self.con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            # one TEXT value that is not UTF-8 goes to quarantine with its row, instead of
+            # the driver's error ending the import (loaders.arrow_rows)
+            self.con.text_factory = sqlite_text
             self.con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as e:
             raise SourceError(f"cannot read {path} as SQLite: {e}", _CORRUPT_HINT) from e
@@ -152,11 +155,12 @@ class SqliteReader(SqlReader):
         names = columns or self.columns(table)
         cols = ", ".join(_quote(c) for c in names)
         try:
+            declared = {f.name: f.type for f in self.schema(table)}
             n = self._batch_rows(table, batch_rows)
             if self._has_rowid(table):
                 after: object = None
                 if _fast_reader_available():
-                    after = yield from self._scan_fast(table, names, n)
+                    after = yield from self._scan_fast(table, names, n, declared)
                     if after is _DONE:
                         return
                 query = f"SELECT rowid, {cols} FROM {_quote(table)}"
@@ -164,18 +168,19 @@ class SqliteReader(SqlReader):
                     query += f" WHERE rowid > {after}"
                 cur = self.con.execute(query + " ORDER BY rowid")
                 while rows := cur.fetchmany(n):
-                    yield rows_to_batch([r[1:] for r in rows], names, [r[0] for r in rows])
+                    keys = [r[0] for r in rows]
+                    yield rows_to_batch([r[1:] for r in rows], names, keys, declared)
             else:
                 cur = self.con.execute(f"SELECT {cols} FROM {_quote(table)}")
                 start = 0
                 while rows := cur.fetchmany(n):
-                    yield rows_to_batch(rows, names, range(start, start + len(rows)))
+                    yield rows_to_batch(rows, names, range(start, start + len(rows)), declared)
                     start += len(rows)
         except sqlite3.Error as e:
             raise self._fail(e, f"table {table}") from e
 
     def _scan_fast(
-        self, table: str, names: list[str], n: int
+        self, table: str, names: list[str], n: int, declared: dict[str, pa.DataType]
     ) -> Generator[pa.RecordBatch, None, object]:
         """Stream a rowid table through ADBC's SQLite driver, straight into Arrow in C.
 
@@ -186,6 +191,8 @@ class SqliteReader(SqlReader):
         where the stdlib path keeps such a column as text and rejects only the odd rows. So
         the first batch's values are checked to have the types ADBC gave them; when they do
         not, or a later value does not fit (ADBC raises), the rest is read the stdlib way.
+        Text and bytes columns are then given their declared type
+        (:func:`loaders.arrow_rows.conform`), which also finds text that is not UTF-8.
 
         Returns:
             ``_DONE`` when the whole table was read, else the last rowid read (or None).
@@ -220,7 +227,7 @@ class SqliteReader(SqlReader):
                         return None
                     first = False
                     if batch.num_rows:
-                        yield batch
+                        yield conform(batch, declared)
                         last = int(batch.column(0)[-1].as_py())
                 return _DONE
             except (OSError, adbc.Error):  # a value of another type: the stdlib path goes on

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
 
-from debugger.cli.support import command, emit_json, open_store
+from debugger.cli.support import command, emit_json, open_store, resolve_store
+from debugger.errors import StepscopeError
 
 
 def _progress(quiet: bool) -> Any:
@@ -21,6 +25,36 @@ def _progress(quiet: bool) -> Any:
             click.echo("", err=True)
 
     return report
+
+
+STORE_FILE_SUFFIXES = ("", ".wal")
+"""The files DuckDB makes for a store: the database and its write-ahead log."""
+
+
+@contextmanager
+def removed_if_new_and_empty(store_path: str) -> Iterator[None]:
+    """Delete the store this import created when it failed (bad input) and stored nothing.
+
+    A store that existed before is never deleted, and neither is a new one holding the
+    rows a source gave before it turned out corrupt part-way (they stay, with their runs).
+    """
+    path = Path(store_path)
+    existed = any(Path(f"{path}{s}").exists() for s in STORE_FILE_SUFFIXES)
+    try:
+        yield
+    except StepscopeError as e:
+        if not existed and e.exit_code == 2 and not _holds_rows(store_path):
+            for suffix in STORE_FILE_SUFFIXES:
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        raise
+
+
+def _holds_rows(store_path: str) -> bool:
+    try:
+        with open_store(store_path, read_only=True) as store:
+            return store.holds_rows()
+    except StepscopeError:  # not a store we can read: not one to delete either
+        return True
 
 
 @command("import")
@@ -80,7 +114,8 @@ def cmd(
         progress=None if as_json else _progress(quiet),
     )
     check_source(source, options)  # bad input fails before a store is created or locked
-    with open_store(store_path, read_only=False) as store:
+    path = resolve_store(store_path)
+    with removed_if_new_and_empty(path), open_store(path, read_only=False) as store:
         report = import_source(store, source, options)
     if as_json:
         emit_json(report.to_dict())

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
+from debugger import json_text
 from debugger.cli.support import command, emit_json, frame_records, open_store
 from debugger.contract import BUDGETS
 
@@ -47,7 +47,7 @@ def cmd(
     for key, value in d.items():
         click.echo(f"{key:<16} {value}")
     click.echo("working_state:")
-    click.echo(json.dumps(state, indent=2, ensure_ascii=False, default=str))
+    click.echo(json_text.dumps(state, indent=True, default=str))
 
 
 def _print_run(run: dict[str, Any], timeline: Any) -> None:

@@ -20,6 +20,7 @@ import click
 import orjson
 
 from debugger.errors import StepscopeError
+from debugger.json_text import too_deep
 from debugger.settings import default_store_path
 
 if TYPE_CHECKING:  # the store (DuckDB, pandas) is imported only by commands that open one
@@ -74,6 +75,9 @@ def handle_errors(f: F) -> F:
         except StepscopeError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(e.exit_code)
+        except RecursionError:  # a value stored before the import's depth limit
+            click.echo(f"error: {too_deep()}", err=True)
+            sys.exit(too_deep().exit_code)
 
     return wrapper  # type: ignore[return-value]
 

@@ -28,6 +28,7 @@ from deepdiff.helper import (
 from debugger.diff.prune import all_basic, identical, prune
 from debugger.diff.sequence import opcodes as sequence_opcodes
 from debugger.errors import StepscopeError
+from debugger.json_text import too_deep
 
 PathPattern = str | re.Pattern[str]
 """An exact DeepDiff path, a glob (``root['messages'][*]['ts']``, ``root[**]['ts']``), or a
@@ -292,16 +293,21 @@ def diff_states(
 
     Raises:
         DiffOptionError: a pattern is malformed.
+        DecodeError: a state nests too deeply to diff (a store from before the import's
+            depth limit).
 
     Example:
         >>> diff_states({"a": 1, "b": [1]}, {"a": 1.0, "b": [1, 2]})[0]
         DiffRow(path="root['a']", kind='type_changes', old=1, new=1.0, new_path=None)
     """
     options = DiffOptions.build(ignore_paths, ignore_order)
-    if identical(old, new):
-        return StateDiff()
-    p_old, p_new = prune(old, new, options.ignores_order if options.orders else None)
-    return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
+    try:
+        if identical(old, new):
+            return StateDiff()
+        p_old, p_new = prune(old, new, options.ignores_order if options.orders else None)
+        return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
+    except RecursionError:
+        raise too_deep() from None
 
 
 def plain_deepdiff_rows(

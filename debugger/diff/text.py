@@ -41,7 +41,7 @@ from debugger.diff.states import (
     diff_states,
     rows_of,
 )
-from debugger.json_text import loads
+from debugger.json_text import loads, too_deep
 
 _Raw = msgspec.Raw
 _OBJECT = msgspec.json.Decoder(dict[str, _Raw])
@@ -106,6 +106,7 @@ def diff_texts(
 
     Raises:
         DiffOptionError: a pattern is malformed.
+        DecodeError: a state nests too deeply to diff.
     """
     options = DiffOptions.build(ignore_paths, ignore_order)
     old, new = _state_text(old), _state_text(new)
@@ -118,6 +119,8 @@ def diff_texts(
     except (msgspec.DecodeError, ValueError):
         # not JSON msgspec reads (NaN, Infinity): the parsed way, which takes what DuckDB took
         return diff_states(loads(a), loads(b), ignore_paths, ignore_order)
+    except RecursionError:  # a store from before the import's depth limit
+        raise too_deep() from None
     return StateDiff(rows_of(_PrunedDeepDiff(p_old, p_new, **options.deepdiff_kwargs())))
 
 

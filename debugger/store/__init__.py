@@ -369,6 +369,15 @@ class Store:
 
         settle_import(self._con, source_id, chained)
 
+    def holds_rows(self) -> bool:
+        """True when any import left a row here (a checkpoint, effect, call or rejection)."""
+        row = self._con.execute(
+            "SELECT EXISTS (SELECT 1 FROM run_keys) OR EXISTS (SELECT 1 FROM effects) "
+            "OR EXISTS (SELECT 1 FROM tool_calls) OR EXISTS (SELECT 1 FROM quarantine) "
+            "OR EXISTS (SELECT 1 FROM sources)"
+        ).fetchone()
+        return bool(row and row[0])
+
     def run_flavour(self, run_id: str) -> str | None:
         """The flavour that imported the run's head (``native``, ``langgraph``, ...), or None."""
         from debugger.store.runtime_reads import run_flavour

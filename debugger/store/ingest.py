@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import duckdb
+import pyarrow as pa
 
+from debugger.contract import UNDECODABLE
 from debugger.model import TableCounts
 from debugger.store.insert import (
     drop_batch_tables,
@@ -104,3 +106,35 @@ def ingest_batch(
         updated=updated,
     )
     return BatchResult(counts=counts, reasons=found)
+
+
+def quarantine_undecodable(
+    con: duckdb.DuckDBPyConnection, source_id: int, location: str, table: str, rows: pa.Table
+) -> BatchResult:
+    """Quarantine source rows a reader could not read (their reason in ``UNDECODABLE``).
+
+    They never reach a flavour's projection: a value that is not what its column holds
+    (text that is not UTF-8) would be read there as something else. In the caller's
+    transaction; a re-import adds no second record of the same row and reason.
+    """
+    con.register("_undecodable_rows", rows)
+    try:
+        con.execute(
+            f"""
+            INSERT INTO quarantine
+            SELECT ?, ?, ?, CAST(_key AS VARCHAR), {UNDECODABLE},
+                   left(CAST(to_json(r) AS VARCHAR), {RAW_LIMIT}), now()::TIMESTAMP
+            FROM (SELECT * EXCLUDE ({UNDECODABLE}), {UNDECODABLE} FROM _undecodable_rows) r
+            WHERE NOT EXISTS (
+                SELECT 1 FROM quarantine q WHERE q.source = ? AND q.source_table = ?
+                  AND q.source_key = CAST(r._key AS VARCHAR) AND q.reason = r.{UNDECODABLE})""",
+            [source_id, location, table, location, table],
+        )
+        found = con.execute(
+            f"SELECT {UNDECODABLE}, count(*) FROM _undecodable_rows GROUP BY ALL"
+        ).fetchall()
+    finally:
+        con.unregister("_undecodable_rows")
+    n = rows.num_rows
+    counts = TableCounts(read=n, imported=0, already_present=0, quarantined=n, updated=0)
+    return BatchResult(counts=counts, reasons={str(k): int(v) for k, v in found})

@@ -213,20 +213,26 @@ def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
-def derive_parents(con: duckdb.DuckDBPyConnection, source_id: int) -> None:
+ALL_TOUCHED = "(SELECT run_id FROM _touched UNION SELECT run_id FROM _derived)"
+"""The runs an import session changed, over all its transactions (``_derived`` holds those
+of the transactions it committed already)."""
+
+
+def derive_parents(con: duckdb.DuckDBPyConnection, source_id: int, runs: str = ALL_TOUCHED) -> None:
     """Give rows of a source that carries no parent column the previous checkpoint as parent.
 
     Used for native sources without ``parent_id``: the chain is the run's checkpoints in
-    (created_at, step_index, insertion) order.
+    (created_at, step_index, insertion) order, over the runs of ``runs`` (a table or a
+    subquery with a ``run_id`` column).
     """
     con.execute(
-        """
+        f"""
         UPDATE checkpoint_rows AS c SET parent_id = p.prev
         FROM (
             SELECT ckpt_key, lag(checkpoint_id) OVER (
                 PARTITION BY run_id ORDER BY created_at NULLS FIRST, step_index, ckpt_key
             ) AS prev
-            FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _touched)
+            FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM {runs})
         ) p
         WHERE c.ckpt_key = p.ckpt_key AND c.source_id = ? AND c.parent_id IS NULL
           AND p.prev IS NOT NULL""",

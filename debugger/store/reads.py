@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from debugger.contract import pending_entries
 from debugger.errors import NotFound
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, ToolCall
@@ -91,7 +92,7 @@ def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Check
         state_hash=row[7],
         state_bytes=int(row[8]),
         budgets=Budgets(int(row[9]), int(row[10]), int(row[11])),
-        pending_effects=loads(row[12], []),
+        pending_effects=pending_entries(loads(row[12], [])),
         model_version=row[13],
         tool_versions=loads(row[14], {}),
         metadata=loads(row[15], {}),

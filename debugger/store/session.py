@@ -6,7 +6,6 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
@@ -16,11 +15,12 @@ import pyarrow as pa
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import redact
 from debugger.model import ImportReport, TableCounts
-from debugger.store import state_hash
+from debugger.store import json_depth, state_hash
+from debugger.store.batch import StagedBatch, plus, sliced, split_undecodable
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
-from debugger.store.ingest import ingest_batch
-from debugger.store.insert import derive_parents
+from debugger.store.ingest import BatchResult, ingest_batch, quarantine_undecodable
+from debugger.store.insert import ALL_TOUCHED, derive_parents
 from debugger.store.schema import ROW_GROUP_SIZE
 from debugger.store.stage import Prestaged, stage_sql
 from debugger.store.validate import staged_types
@@ -63,48 +63,9 @@ rewrites them; at twice this much it commits regardless (rows rejected or alread
 move the boundary). Committing every batch instead would send every row through the WAL
 and rewrite it at the checkpoint. A source that fails part-way is committed up to there."""
 
-SCAN_SLICE_ROWS = 2048
-"""Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
-SCAN_SLICE_BYTES = 2 * 1024 * 1024
-"""...and at most about this much, so that a batch of wide rows is hashed on every thread
-too (a row count alone makes a batch of large states one slice)."""
-
-
-def _sliced(raw: pa.RecordBatch | pa.Table, pos: pa.Array) -> pa.Table:
-    """``raw`` with ``_pos`` added, as a table of small zero-copy slices.
-
-    DuckDB scans a registered table's batches in parallel, but one record batch on one
-    thread: a whole batch would be validated and hashed on one core.
-    """
-    n = raw.num_rows
-    parts = [raw] if isinstance(raw, pa.RecordBatch) else raw.to_batches()
-    step = max(64, min(SCAN_SLICE_ROWS, SCAN_SLICE_BYTES // max(1, raw.nbytes // max(1, n))))
-    schema = pa.schema([*raw.schema, pa.field("_pos", pa.int64())])
-    slices, at = [], 0
-    for part in parts:
-        for start in range(0, part.num_rows, step):
-            piece = part.slice(start, step)
-            cols = [*piece.columns, pos.slice(at, piece.num_rows)]
-            slices.append(pa.RecordBatch.from_arrays(cols, schema=schema))
-            at += piece.num_rows
-    return pa.Table.from_batches(slices, schema=schema)
-
-
 PRESTAGED_TABLES = frozenset({"checkpoints"})
 """Tables whose batches are validated and hashed on the staging connection (the wide ones;
 effects and tool calls are few and small, and their typed JSON values stay in one place)."""
-
-
-@dataclass(frozen=True)
-class StagedBatch:
-    """A batch ready for :meth:`ImportSession.add_staged`: positioned, sliced, maybe staged."""
-
-    table: str
-    raw: pa.Table
-    """The source rows with ``_pos``, in slices DuckDB scans in parallel."""
-    select_sql: str
-    prestaged: Prestaged | None
-    """Its validated, hashed rows, when computed off the store's connection."""
 
 
 def strip_credentials(location: str) -> str:
@@ -134,6 +95,7 @@ class ImportSession:
         self._uncommitted_bytes = 0
         self._stager: duckdb.DuckDBPyConnection | None = None
         self._owns_hash = False
+        self._owns_depth = False
         row = con.execute(
             "SELECT coalesce(max(ckpt_key), 0), count(*) FROM checkpoint_rows"
         ).fetchone()
@@ -142,7 +104,11 @@ class ImportSession:
         row = con.execute("SELECT nextval('source_seq')").fetchone()
         assert row is not None
         self.source_id = int(row[0])
+        # _touched: runs whose rows the open transaction changed (derived before it commits);
+        # _derived: those of the transactions committed since, which finish() reports (and
+        # chains, for a source without parents)
         con.execute("CREATE OR REPLACE TEMP TABLE _touched (run_id VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _derived (run_id VARCHAR)")
         # Batches commit together (COMMIT_BYTES). DuckDB's buffer pool may grow to 80% of
         # RAM and keeps written blocks cached, so a large import would hold about twice its
         # source in memory. A large import's pool and write buffers are capped instead
@@ -197,21 +163,22 @@ class ImportSession:
         while the store's connection inserts the current one, whose write runs mostly on one
         core, so the two overlap. Batches must be staged in the order they are added.
         """
+        raw, undecodable = split_undecodable(raw)
         n = raw.num_rows
         pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
         self._next_pos += n
-        sliced = _sliced(raw, pos)
-        if table not in PRESTAGED_TABLES:
-            return StagedBatch(table, sliced, select_sql, None)
+        rows_at = sliced(raw, pos)
+        if table not in PRESTAGED_TABLES or n == 0:
+            return StagedBatch(table, rows_at, select_sql, None, undecodable)
         con = self._staging_connection()
-        con.register("_raw", sliced)
+        con.register("_raw", rows_at)
         try:
             con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {select_sql}")
             types = staged_types(con)
             rows = con.sql(f"{stage_sql(table, types)} ORDER BY _pos").to_arrow_table()
         finally:
             con.unregister("_raw")
-        return StagedBatch(table, sliced, select_sql, Prestaged(rows, types))
+        return StagedBatch(table, rows_at, select_sql, Prestaged(rows, types), undecodable)
 
     def _staging_connection(self) -> duckdb.DuckDBPyConnection:
         """The connection :meth:`stage` runs on: a cursor of the store's database.
@@ -230,6 +197,7 @@ class ImportSession:
             # the store's session time zone, so timestamps are read the same way
             stager.execute("SET TimeZone = 'UTC'")
             self._owns_hash = state_hash.register_once(stager)
+            self._owns_depth = json_depth.register_once(stager)
             self._stager = stager
         return self._stager
 
@@ -242,46 +210,65 @@ class ImportSession:
             con.execute("BEGIN")
             self._open = True
         try:
-            con.register("_raw", batch.raw)
-            # a view, not a copy: validation reads the batch once, straight from _raw
-            con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {batch.select_sql}")
-            result = ingest_batch(con, table, self.source_id, self.location, batch.prestaged)
+            results = []
+            if batch.undecodable is not None:
+                results.append(
+                    quarantine_undecodable(
+                        con, self.source_id, self.location, table, batch.undecodable
+                    )
+                )
+            if batch.raw.num_rows:
+                results.append(self._ingest(batch))
         except Exception:
             self.rollback()
             raise
-        finally:
-            con.unregister("_raw")
         self._uncommitted_bytes += batch.raw.nbytes
         before_bytes, self._read_bytes = self._read_bytes, self._read_bytes + batch.raw.nbytes
         if before_bytes < LARGE_IMPORT_BYTES <= self._read_bytes:
             self._change(LARGE_IMPORT_SETTINGS)
         if table == "checkpoints":
-            self._table_rows += result.counts.imported
+            self._table_rows += sum(r.counts.imported for r in results)
         full = self._uncommitted_bytes >= COMMIT_BYTES
         if (full and self._table_rows % ROW_GROUP_SIZE == 0) or (
             self._uncommitted_bytes >= 2 * COMMIT_BYTES
         ):
             self.commit()
-        before = self.counts.get(table, TableCounts())
-        c = result.counts
-        self.counts[table] = replace(
-            before,
-            read=before.read + c.read,
-            imported=before.imported + c.imported,
-            already_present=before.already_present + c.already_present,
-            quarantined=before.quarantined + c.quarantined,
-            updated=before.updated + c.updated,
-        )
-        self.reasons.update(result.reasons)
+        c = TableCounts()
+        for result in results:
+            c = plus(c, result.counts)
+            self.reasons.update(result.reasons)
+        self.counts[table] = plus(self.counts.get(table, TableCounts()), c)
         return c
 
+    def _ingest(self, batch: StagedBatch) -> BatchResult:
+        con = self.con
+        con.register("_raw", batch.raw)
+        try:
+            # a view, not a copy: validation reads the batch once, straight from _raw
+            con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {batch.select_sql}")
+            return ingest_batch(con, batch.table, self.source_id, self.location, batch.prestaged)
+        finally:
+            con.unregister("_raw")
+
     def commit(self) -> None:
-        """Commit the batches ingested since the last commit (a source that fails part-way
-        keeps the rows read before the failure)."""
+        """Derive the runs of the batches ingested since the last commit, and commit them
+        together (a source that fails part-way keeps the rows read before the failure).
+
+        In one transaction: a process killed between two commits leaves every run it
+        committed rows of derived from exactly those rows, never a stale ``runs``.
+        """
         if self._open:
             self._open = False
             self._uncommitted_bytes = 0
-            self.con.execute("COMMIT")
+            con = self.con
+            try:
+                derive_runs(con)
+                con.execute("INSERT INTO _derived SELECT DISTINCT run_id FROM _touched")
+                con.execute("DELETE FROM _touched")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
 
     def rollback(self) -> None:
         """Drop the uncommitted batches (the store failed while ingesting one)."""
@@ -299,7 +286,9 @@ class ImportSession:
         try:
             if self._derive_parents:
                 derive_parents(con, self.source_id)
-            runs = derive_runs(con)
+            derive_runs(con)
+            row = con.execute(f"SELECT count(*) FROM {ALL_TOUCHED}").fetchone()
+            runs = int(row[0]) if row else 0
             report = ImportReport(
                 source_id=self.source_id,
                 kind=self.kind,
@@ -346,9 +335,11 @@ class ImportSession:
         (idempotent; also run when it fails)."""
         settings, self._settings = self._settings, {}
         if self._stager is not None:
-            if self._owns_hash:
-                with contextlib.suppress(duckdb.Error):
-                    self._stager.remove_function(state_hash.SQL_NAME)
+            for owned, name in ((self._owns_hash, state_hash.SQL_NAME),
+                                (self._owns_depth, json_depth.SQL_NAME)):  # fmt: skip
+                if owned:
+                    with contextlib.suppress(duckdb.Error):
+                        self._stager.remove_function(name)
             self._stager.close()
             self._stager = None
         for name, value in settings.items():

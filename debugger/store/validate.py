@@ -11,6 +11,7 @@ from __future__ import annotations
 import duckdb
 
 from debugger.contract import JSON_WRITTEN
+from debugger.store import json_depth
 from debugger.store.schema import STEP_OFFSET
 
 _INTEGER_TYPES = frozenset(
@@ -87,6 +88,11 @@ def _json_check(
             f"WHEN {col} IS NOT NULL AND json_type(CAST({col} AS VARCHAR)) <> '{json_type}' "
             f"THEN '{col} is not a JSON {json_type.lower()}'"
         )
+    # nothing could show it (see debugger.store.json_depth); the session registers the check
+    checks.append(
+        f"WHEN {col} IS NOT NULL AND {json_depth.SQL_NAME}(CAST({col} AS VARCHAR)) "
+        f"THEN '{col} is nested deeper than {json_depth.MAX_DEPTH} levels'"
+    )
     return checks
 
 

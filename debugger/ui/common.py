@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import orjson
 import streamlit as st
 
-from debugger import pages_data
+from debugger import json_text, pages_data
 from debugger.errors import StepscopeError
 from debugger.store import Store, default_store_path
 
@@ -170,6 +170,9 @@ def guarded(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
     except StepscopeError as e:
         st.error(str(e), icon=":material/error:")
         return None
+    except RecursionError:  # a value stored before the import's depth limit
+        st.error(str(json_text.too_deep()), icon=":material/error:")
+        return None
 
 
 def page_labels(module_name: str) -> tuple[str, str, str]:
@@ -258,7 +261,7 @@ def step_json(path: str, gen: int, run_id: str, checkpoint_id: str, ignore: tupl
 def state_json(path: str, gen: int, run_id: str, checkpoint_id: str) -> str:
     """A checkpoint's full working state as JSON (only fetched when someone opens it)."""
     ckpt = open_cached(path, gen).checkpoint(run_id, checkpoint_id=checkpoint_id)
-    return orjson.dumps(ckpt.working_state).decode()
+    return json_text.dumps(ckpt.working_state)  # NaN stays NaN (st.json reads it)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

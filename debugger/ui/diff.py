@@ -12,7 +12,7 @@ import orjson
 import pandas as pd
 import streamlit as st
 
-from debugger import pages_data
+from debugger import json_text, pages_data
 from debugger.diff import CheckpointSpec, parse_spec
 from debugger.errors import StepscopeError
 from debugger.ui.common import (
@@ -78,7 +78,7 @@ def _diff_json(
         ignore,
         order,
     )
-    return orjson.dumps(view, default=str).decode()
+    return json_text.dumps(view, default=str)  # NaN and Infinity as written (orjson writes null)
 
 
 def page() -> None:
@@ -124,7 +124,7 @@ def page() -> None:
         order,
     )
     if text is not None:
-        _render(orjson.loads(text))
+        _render(json_text.loads(text))
 
 
 def _render(view: dict[str, Any]) -> None:

@@ -147,7 +147,7 @@ def _full_state(path: str, gen: int, run_id: str, view: dict[str, Any]) -> None:
     ):
         text = guarded(state_json, path, gen, run_id, view["checkpoint_id"])
         if text is not None:
-            st.json(orjson.loads(text), expanded=False)
+            st.json(text, expanded=False)  # the text as is: NaN and Infinity as written
 
 
 def _findings(run_id: str) -> Findings:

@@ -64,6 +64,8 @@ _INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "
 _JSON_COLUMNS = {"working_state", "pending_effects", "metadata", "request", "response"}
 """Columns the walk fills with ``to_json`` bytes: valid UTF-8, handed to Arrow as is."""
 
+NOT_LANGGRAPH = "the row was not written by a LangGraph saver: check what else writes to the file"
+
 
 def stable_key(*parts: str) -> int:
     """A 63-bit key from a row's identity, the same on every import (for quarantine)."""
@@ -223,6 +225,8 @@ class _Walk:
                 "run_id": run, "checkpoint_id": ck.checkpoint_id,
                 "parent_id": ck.parent_id}  # fmt: skip
         try:
+            if ck.unreadable:
+                raise DecodeError(ck.unreadable, NOT_LANGGRAPH)
             data = decode_checkpoint(self.dec, ck, self.saver)
             meta = decode_metadata(self.dec, ck.metadata)
         except DecodeError as e:
@@ -234,6 +238,8 @@ class _Walk:
         bad: list[dict[str, Any]] = []
         for w in ck.writes:
             try:
+                if w.unreadable:
+                    raise DecodeError(w.unreadable, NOT_LANGGRAPH)
                 decoded.append((w, self.dec.decode(w.type, w.value)))
             except DecodeError as e:
                 info = {"task_id": w.task_id, "idx": w.idx, "channel": w.channel,

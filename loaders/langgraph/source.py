@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loaders.arrow_rows import Undecodable
 from loaders.base import Dialect, SqlReader
 
 SQLITE_TABLES = {"checkpoints", "writes"}
@@ -37,6 +38,8 @@ class RawWrite:
     channel: str
     type: str | None
     value: bytes | None
+    unreadable: str | None = None
+    """Why a field of the row cannot be read as stored (text that is not UTF-8), if so."""
 
 
 @dataclass
@@ -56,6 +59,8 @@ class RawCheckpoint:
     """Postgres only: (channel, type, blob) of the non-inline channel values."""
     writes: list[RawWrite] = field(default_factory=list)
     has_child: bool = False
+    unreadable: str | None = None
+    """Why a field of the row cannot be read as stored (text that is not UTF-8), if so."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -94,7 +99,12 @@ class _Side:
         out = []
         while self.head is not None:
             k = tuple(self.head[: self.width])
-            if k > key:
+            try:
+                later = k > key
+            except TypeError:  # an id that is not text (see readable): as its shown text
+                k = readable(k, _CHECKPOINT_FIELDS)[0]
+                later = k > key
+            if later:
                 break
             if k == key:
                 out.append(self.head)
@@ -176,20 +186,52 @@ class LangGraphTables:
         """Every checkpoint in (thread, namespace, id) order, with writes and child flag."""
         writes = _Side(self._stream(self._writes_sql()), 3)
         parents = _Side(self._stream(self._parents_sql()), 3)
-        for row in self._stream(self._checkpoint_sql()):
+        for raw in self._stream(self._checkpoint_sql()):
+            row, unreadable = readable(raw, _CHECKPOINT_FIELDS)
             ck = RawCheckpoint(
                 thread_id=row[0], checkpoint_ns=row[1] or "", checkpoint_id=row[2],
                 parent_id=row[3], type=row[4], checkpoint=row[5], metadata=row[6],
+                unreadable=unreadable,
             )  # fmt: skip
             if self.saver == "postgres" and row[7]:
                 ck.blobs = [_blob(b) for b in row[7]]
             key = (row[0], row[1], row[2])
-            ck.writes = [
-                RawWrite(str(w[3]), str(w[4] or ""), int(w[5]), str(w[6]), w[7], _bytes(w[8]))
-                for w in writes.take(key)
-            ]
+            ck.writes = [_write(w) for w in writes.take(key)]
             ck.has_child = bool(parents.take(key))
             yield ck
+
+
+_CHECKPOINT_FIELDS = ("thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id",
+                      "type")  # fmt: skip
+_WRITE_FIELDS = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path", "idx",
+                 "channel", "type")  # fmt: skip
+
+
+def readable(row: Sequence[Any], names: Sequence[str]) -> tuple[tuple[Any, ...], str | None]:
+    """``row`` with its fields named in ``names`` as text, and why one was not text.
+
+    SQLite keeps any value in any column: text that is not UTF-8 (which the reader marks
+    :class:`Undecodable`), or a number where LangGraph writes an id. Such a value is shown
+    with escapes, so the row can still be ordered and merged, and its row is quarantined
+    with the reason instead of ending the import.
+    """
+    out, why = list(row), None
+    for i, (name, v) in enumerate(zip(names, row, strict=False)):
+        if isinstance(v, Undecodable):
+            out[i] = bytes(v).decode("utf-8", errors="backslashreplace")
+            why = why or f"{name} is text that is not UTF-8: {out[i][:40]}"
+        elif v is not None and not isinstance(v, str) and name != "idx":
+            out[i] = str(v)
+    return tuple(out), why
+
+
+def _write(w: Sequence[Any]) -> RawWrite:
+    row, why = readable(w, _WRITE_FIELDS)
+    try:
+        idx = int(row[5])
+    except (TypeError, ValueError):
+        idx, why = -1, why or f"idx is not an integer: {str(row[5])[:40]}"
+    return RawWrite(row[3], row[4] or "", idx, row[6], row[7], _bytes(row[8]), why)
 
 
 def _bytes(v: Any) -> bytes | None:
