@@ -58,8 +58,10 @@ def as_declared(
     A value that is neither (undecodable text anywhere, bytes that are not UTF-8 in a text
     column) is shown with escapes, and its row gets a reason in ``why`` (the first wins).
     """
-    has_bytes = any(isinstance(v, bytes | bytearray | memoryview) for v in values)
-    if not has_bytes and (want is None or not _is_bytes(want)):
+    if want is not None and _is_bytes(want):
+        if all(v is None or type(v) is bytes for v in values):
+            return values
+    elif not any(isinstance(v, bytes | bytearray | memoryview) for v in values):
         return values
     out = list(values)
     for i, v in enumerate(values):
@@ -73,9 +75,14 @@ def as_declared(
                 except UnicodeDecodeError:
                     out[i] = _shown(v)
                     why[i] = why[i] or f"{name} holds bytes that are not UTF-8 text"
-        elif isinstance(v, str) and want is not None and _is_bytes(want):
-            out[i] = v.encode()
+        elif v is not None and want is not None and _is_bytes(want):
+            # a number in a BLOB column: its text, as SQLite's own CAST(x AS BLOB) gives it
+            out[i] = (v if isinstance(v, str) else _number_text(v)).encode()
     return out
+
+
+def _number_text(v: Any) -> str:
+    return repr(v) if isinstance(v, float) else str(v)
 
 
 def conform(batch: pa.RecordBatch, declared: Mapping[str, pa.DataType]) -> pa.RecordBatch:
@@ -100,8 +107,9 @@ def conform(batch: pa.RecordBatch, declared: Mapping[str, pa.DataType]) -> pa.Re
                 raw = arr.view(pa.binary()) if _is_textual(arr.type) else arr
                 values = [None if v is None else sqlite_text(v) for v in raw.to_pylist()]
                 arrays[i] = pa.array(as_declared(values, field.name, want, why), pa.string())
-        elif _is_bytes(want) and _is_textual(arr.type):
-            arrays[i] = arr.cast(pa.binary())
+        elif _is_bytes(want) and not _is_bytes(arr.type):
+            # text, or numbers (a BLOB column whose first values were numbers): as text
+            arrays[i] = (arr if _is_textual(arr.type) else arr.cast(pa.string())).cast(pa.binary())
     names = list(batch.schema.names)
     if any(w is not None for w in why):
         arrays.append(pa.array(why, pa.string()))

@@ -180,6 +180,13 @@ class SafeDecoder:
             raise DecodeError("pickle value: never unpickled", "pickle can run arbitrary code")
         if kind in ("null", "empty") or data is None:
             return None
+        if not isinstance(data, str | bytes | bytearray | memoryview):
+            # SQLite keeps a number in a BLOB column as a number; bytes(n) would be n zero
+            # bytes (a gigabyte for 10**9), not the value
+            raise DecodeError(
+                f"a {type(data).__name__} where LangGraph writes bytes",
+                "not written by a LangGraph saver",
+            )
         raw = data.encode() if isinstance(data, str) else bytes(data)
         if kind in ("bytes", "bytearray"):
             return {"__type__": "bytes", "base64": base64.b64encode(raw).decode()}

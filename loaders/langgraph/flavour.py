@@ -90,16 +90,28 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     arrays = []
     for n in names:
         values = [r.get(n) for r in rows]
-        if n == "_key" or n in _INT_COLUMNS:
+        if n == "_key":
             arrays.append(pa.array(values, type=pa.int64()))
+        elif n in _INT_COLUMNS:
+            arrays.append(_or_text(values, pa.int64()))
         elif n == "is_write":
             arrays.append(pa.array(values, type=pa.bool_()))
         elif n in _JSON_COLUMNS:
             # orjson writes UTF-8 only: no decode to str and no re-validation by Arrow
             arrays.append(pa.array(values, type=pa.binary()).view(pa.string()))
         else:
-            arrays.append(pa.array(values, type=pa.string()))
+            arrays.append(_or_text(values, pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _or_text(values: list[Any], type_: pa.DataType) -> pa.Array:
+    """``values`` as ``type_``, or as text when one does not fit (a step past 64 bits, a
+    number where a timestamp goes): the store's validation then quarantines that row with
+    its reason, where Arrow would fail the whole import."""
+    try:
+        return pa.array(values, type=type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
 
 def _text(value: Any) -> str:

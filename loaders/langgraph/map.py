@@ -279,6 +279,6 @@ def ms_between(start: str | None, end: str | None) -> int:
     """Milliseconds from one ISO timestamp to another (0 when either is unknown)."""
     try:
         a, b = datetime.fromisoformat(str(start)), datetime.fromisoformat(str(end))
-    except ValueError:
+        return max(0, int((b - a).total_seconds() * 1000))
+    except (ValueError, TypeError, OverflowError):  # not ISO, or one with a zone and one not
         return 0
-    return max(0, int((b - a).total_seconds() * 1000))

@@ -237,7 +237,13 @@ def _write(w: Sequence[Any]) -> RawWrite:
 def _bytes(v: Any) -> bytes | None:
     if v is None:
         return None
-    return v.encode() if isinstance(v, str) else bytes(v)
+    if isinstance(v, str):
+        return v.encode()
+    if isinstance(v, bytes | bytearray | memoryview):
+        return bytes(v)
+    # a number where LangGraph writes bytes (SQLite keeps any type): its text, which the
+    # decoder then reports; bytes(n) would be n zero bytes
+    return str(v).encode()
 
 
 def _blob(parts: Sequence[Any]) -> tuple[str, str | None, bytes | None]:
