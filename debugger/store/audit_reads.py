@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 
+from debugger.contract import pending_entries
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint
 from debugger.store.reads import _CKPT_COLS, _CKPT_FROM, run_num
@@ -57,7 +58,7 @@ def audit_checkpoints(
             run_id=r[0], checkpoint_id=r[1], parent_id=r[2], step_index=int(r[3]),
             schema_version=r[4], created_at=r[5], working_state=None, state_hash=r[7],
             state_bytes=int(r[8]), budgets=Budgets(int(r[9]), int(r[10]), int(r[11])),
-            pending_effects=doc(12, r[12], []), model_version=r[13],
+            pending_effects=pending_entries(doc(12, r[12], [])), model_version=r[13],
             tool_versions=doc(14, r[14], {}), metadata=doc(15, r[15], {}),
         )
         for r in rows

@@ -41,7 +41,8 @@ def test_import_prints_counts_per_table_and_the_sum(source: Path) -> None:
 def test_json_outputs_are_one_document_with_stable_keys(source: Path) -> None:
     report = stepscope_json("import", source)
     assert list(report) == ["source_id", "kind", "flavour", "location", "tables",
-                            "quarantine_reasons", "runs_touched", "seconds", "total"]  # fmt: skip
+                            "quarantine_reasons", "runs_touched", "seconds", "filtered",
+                            "total"]  # fmt: skip
     runs = stepscope_json("runs")
     assert list(runs) == ["runs"]
     assert list(runs["runs"][0]) == [
