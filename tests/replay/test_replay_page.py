@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import shutil
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from debugger.store import Store
-from tests.ui.helpers import open_app
+from tests.ui.helpers import html_text, open_app, texts
 
 
 @pytest.fixture
@@ -26,9 +27,8 @@ def _open(store: Path, url: str = "replay", **query: str) -> AppTest:
 
 
 def _text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
-    parts += [w.value for w in at.warning] + [c.value for c in at.caption]
-    return "\n".join(str(p) for p in parts)
+    """The page's text, as a person reads it: see tests.ui.helpers.texts."""
+    return texts(at)
 
 
 def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store: Path) -> None:
@@ -43,7 +43,7 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
     assert at.radio(key="replay_isolation").value == "kernel"
     assert "Isolation: kernel (namespaces: no network" in text
     # the original code, replayed the same way first, would have refunded twice
-    errors = " ".join(str(e.value) for e in at.error)
+    errors = html.unescape(" ".join(str(e.value) for e in at.error))
     assert "original code would have sent a **duplicate issue_refund**" in errors
     assert "refund-T-1077-ORD-1077" in errors
     assert "the original made the write issue_refund (key refund-T-1077-ORD-1077)" in text
@@ -55,14 +55,13 @@ def test_replay_page_runs_the_fixed_agent_and_links_into_diff_and_timeline(store
     with Store.open(store, read_only=True) as s:
         assert s.run("crash-at-step-7~replay-1").replay_of == "crash-at-step-7"  # the fix
         assert s.run("crash-at-step-7~replay-2").replay_of == "crash-at-step-7"  # original code
-    # the replay is a run like any other: it is listed, and its report can be reopened
-    at.selectbox(key="replay_past").select("crash-at-step-7~replay-1").run()
-    assert "First divergence: step 7" in _text(at)
+    # the replay is a run like any other: its report reopens from its address
+    assert at.query_params["replay"] == "crash-at-step-7~replay-1"
+    again = _open(store, "replay", replay="crash-at-step-7~replay-1")
+    assert "First divergence: step 7" in _text(again)
     # ... and the pages the links lead to open on it
     diff = _open(store, "diff", a="crash-at-step-7:6", b="crash-at-step-7~replay-1:7")
-    assert "issue_refund" in str(
-        [m.value for m in diff.markdown] + [d.value for d in diff.dataframe]
-    )
+    assert "issue_refund" in html_text(diff)  # the side-by-side states
     timeline = _open(store, "timeline", run="crash-at-step-7~replay-1", step="7")
     assert "crash-at-step-7~replay-1" in _text(timeline) + str(
         [s.value for s in timeline.selectbox]
@@ -75,7 +74,7 @@ def test_replay_page_shows_the_duplicate_refund_of_the_original_code(store: Path
     at.text_input(key="replay_baseline").set_value("")
     at.button[0].click().run()
     assert not at.exception, at.exception
-    errors = " ".join(str(e.value) for e in at.error)
+    errors = html.unescape(" ".join(str(e.value) for e in at.error))
     assert "In production this code would have sent a **duplicate issue_refund**" in errors
     assert "refund-T-1077-ORD-1077" in errors and "end_of_original" in _text(at)
     with Store.open(store, read_only=True) as s:  # one replay: no baseline was asked for
@@ -88,6 +87,8 @@ def test_replay_page_shows_setup_errors_in_one_line(store: Path) -> None:
     at.button[0].click().run()
     assert not at.exception, at.exception
     [error] = at.error
-    assert str(error.value).startswith("cannot import the agent no_such_module:agent")
+    assert html.unescape(str(error.value)).startswith(
+        "cannot import the agent no_such_module:agent"
+    )
     with Store.open(store, read_only=True) as s:  # nothing was replayed, not even the baseline
         assert not [r for r in s.run_records() if r.replay_of]
