@@ -24,16 +24,18 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import create_react_agent
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.langgraph.patterns_model import ScriptedModel
 
 GRAPH = "graph_replay_bench:replay_graph"
 
@@ -53,35 +55,15 @@ def _script(rounds: int) -> list[AIMessage]:
     return [*calls, final]
 
 
-class Scripted(BaseChatModel):
-    """Answers with its script's messages in order."""
-
-    script: list[AIMessage]
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kw: Any) -> Any:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kw: Any) -> ChatResult:  # fmt: skip
-        msg = self.script[min(self.calls, len(self.script) - 1)]
-        self.calls += 1
-        return ChatResult(generations=[ChatGeneration(message=msg)])
-
-
 def agent(rounds: int, checkpointer: Any) -> Any:
     """The ReAct agent with a fresh scripted model."""
-    return create_react_agent(Scripted(script=_script(rounds)), [lookup],
+    return create_react_agent(ScriptedModel(script=_script(rounds)), [lookup],
                               checkpointer=checkpointer)  # fmt: skip
 
 
 def replay_graph() -> Any:
     """What the replay imports: the same agent (its model is never called in a replay)."""
-    return create_react_agent(Scripted(script=[]), [lookup])
+    return create_react_agent(ScriptedModel(script=[]), [lookup])
 
 
 def _input() -> dict[str, Any]:

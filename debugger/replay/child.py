@@ -58,6 +58,18 @@ Stop = tuple[str, int, str | None]
 """Why the loop stopped (``protocol.STOP_REASONS``), at which step, and the agent's text."""
 
 
+def limit_stop(
+    data: dict[str, Any], step: int, done: int, original_last: int | None
+) -> Stop | None:
+    """Where a replay stops before its next step, whatever the agent: at ``max_steps``, or
+    (strict mode) past the last step the original recorded, where nothing can answer it."""
+    if done >= int(data["max_steps"]):
+        return "step_limit", step, None
+    if data["mode"] == "strict" and (original_last is None or step + 1 > original_last):
+        return "end_of_original", step, None
+    return None
+
+
 class Runner:
     """The replay loop inside the child."""
 
@@ -117,14 +129,7 @@ class Runner:
             return "parked", self.step, repr(request)
         if budget_reason(self.budgets, self.limits):
             return "budget", self.step, None
-        if done >= int(self.data["max_steps"]):
-            return "step_limit", self.step, None
-        nxt = self.step + 1
-        if self.data["mode"] == "strict" and (
-            self.original_last is None or nxt > self.original_last
-        ):
-            return "end_of_original", self.step, None
-        return None
+        return limit_stop(self.data, self.step, done, self.original_last)
 
     def _account(self, seconds: float) -> None:
         self.budgets["steps_spent"] += 1

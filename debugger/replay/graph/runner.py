@@ -17,6 +17,7 @@ import time
 import traceback
 from typing import Any
 
+from debugger.replay.child import Stop, limit_stop
 from debugger.replay.graph.intercept import Interceptor
 from debugger.replay.graph.world import GraphContext, GraphWorld
 from debugger.replay.protocol import GRAPH_CALL_PLACE, Writer, clip
@@ -24,7 +25,6 @@ from debugger.replay.sandbox import StopReplay
 from debugger.replay.tape import canonical
 from loaders.langgraph.map import is_internal
 
-Stop = tuple[str, int, str | None]
 """Why the loop stopped (``protocol.STOP_REASONS``), at which step, and the graph's text."""
 _CALL_KEYS = ("step_index", "seq", "kind", "name", "request", "idempotency_key", "is_write",
               "source", "response", "error", *GRAPH_CALL_PLACE)  # fmt: skip
@@ -83,14 +83,7 @@ class GraphRunner:
     def _before(self, snap: Any, done: int) -> Stop | None:
         if not snap.next and not snap.tasks:
             return "done", self.step, None
-        if done >= int(self.data["max_steps"]):
-            return "step_limit", self.step, None
-        nxt = self.step + 1
-        if self.data["mode"] == "strict" and (
-            self.original_last is None or nxt > self.original_last
-        ):
-            return "end_of_original", self.step, None
-        return None
+        return limit_stop(self.data, self.step, done, self.original_last)
 
     def _superstep(self, step: int, before: Any) -> tuple[str | None, Any]:
         """Run one superstep through any interrupts: the parking reason (or None) and the
