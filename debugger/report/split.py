@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Literal
 
-import orjson
+from debugger import json_text
 
 CONTEXT_LINES = 3
 """Unchanged lines shown around each change; longer unchanged runs are folded."""
@@ -35,10 +35,16 @@ class SplitLine:
 
 
 def pretty(value: Any) -> list[str]:
-    """A value as indented JSON lines, keys in their stored order."""
-    text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
-                        default=str).decode()  # fmt: skip
-    return text.splitlines()
+    """A value as indented JSON lines, keys in their stored order.
+
+    Written by :func:`debugger.json_text.dumps`, not orjson directly: orjson writes NaN and
+    Infinity as ``null`` (a diff from NaN would show "null") and fails with a bare TypeError
+    on a value nested past its limit, which a store an older version wrote may hold.
+
+    Raises:
+        DecodeError: the value nests too deeply to write.
+    """
+    return json_text.dumps(value, indent=True, default=str).splitlines()
 
 
 def split_lines(old: Any, new: Any, context: int = CONTEXT_LINES) -> list[SplitLine]:

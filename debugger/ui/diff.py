@@ -157,8 +157,9 @@ def page() -> None:
         ignore,
         order,
     )
-    if text is not None:
-        _render(json_text.loads(text))
+    view = None if text is None else guarded(json_text.loads, text)  # a too-deep value: one error
+    if view is not None:
+        _render(view)
 
 
 def _render(view: dict[str, Any]) -> None:

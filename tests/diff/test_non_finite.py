@@ -3,17 +3,20 @@ in the CLI's show and diff, the notebook's HTML and the app's Timeline and Diff 
 
 from __future__ import annotations
 
+import html
 import math
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from debugger.diff import diff_refs
 from debugger.json_text import dumps, loads, preview
 from debugger.store import Store
 from tests.fixtures.native import stepscope
-from tests.ui.helpers import frames_text, open_app
+from tests.ui.helpers import frames_text, html_bodies, open_app
 
 STATES = (
     '{"a": NaN, "b": 1.0, "c": null, "d": Infinity, "e": [1, NaN]}',
@@ -73,4 +76,14 @@ def test_app_timeline_and_diff_pages_show_them(store: Path) -> None:
     assert not at.exception and not at.error
     table = frames_text(at)
     assert "NaN" in table and "Infinity" in table
-    assert "NaN" in at.json[0].proto.body and "-Infinity" in at.json[1].proto.body
+    changed = [(left, right) for tag, left, right in _split_rows(at) if tag == "replace"]
+    assert changed == [('  "b": 1.0,', '  "b": NaN,'), ('  "c": null,', '  "c": NaN,'),
+                       ('  "d": Infinity,', '  "d": -Infinity,'), ("    NaN", "    2")]  # fmt: skip
+
+
+def _split_rows(at: AppTest) -> list[tuple[str, str, str]]:
+    """The Diff page's side-by-side rows: (how they differ, line of A, line of B), read back."""
+    body = next(b for b in html_bodies(at) if "ss-split" in b)
+    cells = r'<tr class="(\w+)"><td class="no">\d*</td><td class="l">(.*?)</td>'
+    cells += r'<td class="no">\d*</td><td class="r">(.*?)</td></tr>'
+    return [(tag, html.unescape(a), html.unescape(b)) for tag, a, b in re.findall(cells, body)]
