@@ -61,12 +61,15 @@ def _long_run(steps: int) -> list[Checkpoint]:
 
 
 def _audit_seconds(steps: int) -> float:
+    """CPU seconds, best of three: a shared machine's wall clock says more about its load."""
     ckpts = _long_run(steps)
-    start = time.perf_counter()
-    report = audit_records("long", ckpts, [], [])
-    elapsed = time.perf_counter() - start
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        report = audit_records("long", ckpts, [], [])
+        best = min(best, time.process_time() - start)
     assert len(report.lineage) == steps
-    return elapsed
+    return best
 
 
 def test_the_audit_grows_linearly_with_the_run() -> None:
