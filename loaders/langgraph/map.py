@@ -116,6 +116,21 @@ def without_state_copies(value: Any, state: dict[str, Any], depth: int = 0) -> A
     return value
 
 
+def with_state_copies(value: Any, state: dict[str, Any]) -> Any:
+    """The inverse of :func:`without_state_copies`: each :func:`same_as_state` in ``value``
+    replaced by that channel of ``state``, for whoever needs the internal channels as
+    LangGraph had them (a replay restores its ``Send`` tasks from them)."""
+    if isinstance(value, dict):
+        if value.get("__type__") == "stepscope.same_as" and set(value) == {"__type__", "of"}:
+            channel = str(value["of"]).removeprefix("working_state.")
+            if channel in state:
+                return state[channel]
+        return {k: with_state_copies(v, state) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_state_copies(v, state) for v in value]
+    return value
+
+
 def tool_versions_of(meta: dict[str, Any]) -> bytes | None:
     """``tool_versions`` from the checkpoint's metadata, as JSON text (None when absent).
 

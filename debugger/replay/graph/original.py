@@ -23,7 +23,7 @@ from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.replay.graph.world import is_write
 from debugger.replay.inputs import CALL_FIELDS, ReplayInputs
 from debugger.store import Store
-from loaders.langgraph.map import facts_of, is_message
+from loaders.langgraph.map import facts_of, is_message, with_state_copies
 
 
 class NotAGraphRun(ReplayError):
@@ -83,7 +83,8 @@ def start_input(c: Checkpoint) -> dict[str, Any]:
         "v": (md.get("langgraph") or {}).get("v"),
         "source": md.get("source"),
         "state": c.working_state,
-        "internal": md.get("internal_channels") or {},
+        # the loader stores a Send's copy of the state as a reference to it: put it back
+        "internal": with_state_copies(md.get("internal_channels") or {}, c.working_state or {}),
         "next": md.get("next") or [],
         "pending_writes": md.get("pending_writes") or [],
     }
