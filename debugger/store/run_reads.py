@@ -42,6 +42,9 @@ def runs_now() -> str:
     return (
         f"(SELECT * REPLACE (CASE WHEN {stale} THEN 'crashed' ELSE status END AS status, "
         f"CASE WHEN {stale} THEN 'no terminal status and no checkpoint for over {limit} s' "
+        # what the run said of itself then (what was in flight) is still worth reading
+        f"|| CASE WHEN status_reason NOT IN ('no terminal status yet', '') "
+        f"THEN '; it was ' || status_reason ELSE '' END "
         f"ELSE status_reason END AS status_reason) FROM runs) AS runs"
     )
 

@@ -143,8 +143,9 @@ def test_a_memory_hog_stops_at_the_cap_and_spills_nothing(attacked: Path, query:
     outcome, peak_mb, spilled = json.loads(out.stdout)  # nothing else on stdout: no progress bar
     assert outcome.startswith("Out of Memory Error") and SQL_MEMORY.name in outcome
     assert spilled == []
-    # the interpreter with pandas and DuckDB loaded is ~200 MB before the query
-    assert peak_mb < 256 + 350, peak_mb
+    # The interpreter with pandas and DuckDB loaded is 200-450 MB before the query (more in
+    # the middle of the whole suite); uncapped, each of these queries takes several GB.
+    assert peak_mb < 1024, peak_mb
 
 
 def test_a_bad_memory_setting_is_one_line(attacked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
