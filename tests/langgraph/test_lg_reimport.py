@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from debugger.model import ImportReport
 from debugger.store import Store
-from loaders import ImportOptions, import_source
+from tests.fixtures.store_snapshot import do_import, store_tables
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
 from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
@@ -37,23 +35,6 @@ def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Saver]:
         yield (lambda: postgres_saver(url)), url
 
 
-def _import(store: Path, source: str) -> ImportReport:
-    with Store.open(store) as st:
-        return import_source(st, source, ImportOptions())
-
-
-def _tables(store: Path) -> dict[str, Any]:
-    """Every run, checkpoint and tape row of the store, without import ids and times."""
-    with Store.open(store, read_only=True) as st:
-        runs = st.run_records()
-        out: dict[str, Any] = {"runs": [asdict(r) for r in runs]}
-        for r in runs:
-            out[f"checkpoints {r.run_id}"] = [asdict(c) for c in st.checkpoints(r.run_id)]
-            out[f"tool_calls {r.run_id}"] = [asdict(c) for c in st.tool_calls(r.run_id)]
-            out[f"effects {r.run_id}"] = [asdict(e) for e in st.effects(r.run_id)]
-    return out
-
-
 def test_live_reimport_equals_a_fresh_import(saver: Saver, tmp_path: Path) -> None:
     opened, source = saver
     followed = tmp_path / "followed.duckdb"
@@ -61,27 +42,27 @@ def test_live_reimport_equals_a_fresh_import(saver: Saver, tmp_path: Path) -> No
         live = T.Live(lg)
         live.start()
         live.step()
-        first = _import(followed, source)
+        first = do_import(source, followed)
         live.step()
         live.step()
-        mid = _import(followed, source)
+        mid = do_import(source, followed)
         with Store.open(followed, read_only=True) as st:
             mid_status = st.run("live").status
         live.finish()
         says = P.says(live.graph, "live")["head"]
-    again = _import(followed, source)
+    again = do_import(source, followed)
     fresh = tmp_path / "fresh.duckdb"
-    _import(fresh, source)
+    do_import(source, fresh)
 
     assert mid_status == "parked"  # stopped before a node, nothing written after it yet
     assert again.total.updated >= 1  # the checkpoint that received the __error__ write
     for report in (first, mid, again):
         t = report.total
         assert t.read == t.imported + t.updated + t.already_present + t.quarantined
-    assert _tables(followed) == _tables(fresh)
+    assert store_tables(followed) == store_tables(fresh)
     with Store.open(followed, read_only=True) as st:
         run = st.run("live")
     assert run.status == "failed" and run.last_error == says["tasks"][0]["error"]
 
-    unchanged = _import(followed, source).total
+    unchanged = do_import(source, followed).total
     assert unchanged.updated == 0 and unchanged.already_present == unchanged.read

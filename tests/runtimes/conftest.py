@@ -14,20 +14,17 @@ read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from debugger.model import ImportReport
-from debugger.store import Store
-from loaders import ImportOptions, import_source
+from tests.fixtures.store_snapshot import digest, do_import, store_tables
+
+__all__ = ["digest", "do_import", "regenerate", "runtime_python", "store_tables"]
 
 RUNTIME_PYTHON = {
     "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
@@ -65,30 +62,3 @@ def regenerate(runtime: str, script: Path, out: Path, *args: str) -> None:
         [python, str(script), str(out), *args], capture_output=True, text=True, timeout=240
     )
     assert done.returncode == 0, done.stderr[-4000:]
-
-
-def do_import(source: str | Path, store: Path, flavour: str = "auto") -> ImportReport:
-    with Store.open(store) as st:
-        return import_source(st, str(source), ImportOptions(flavour=flavour))
-
-
-def digest(path: Path) -> str:
-    """A hash of a file, or of every file under a directory (names and bytes)."""
-    h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        h.update(str(f.relative_to(path.parent)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
-
-
-def store_tables(store: Path) -> dict[str, Any]:
-    """Every run, checkpoint, tape and effect row of a store, without import ids and times."""
-    with Store.open(store, read_only=True) as st:
-        runs = st.run_records()
-        out: dict[str, Any] = {"runs": [asdict(r) for r in runs]}
-        for r in runs:
-            out[f"checkpoints {r.run_id}"] = [asdict(c) for c in st.checkpoints(r.run_id)]
-            out[f"tool_calls {r.run_id}"] = [asdict(c) for c in st.tool_calls(r.run_id)]
-            out[f"effects {r.run_id}"] = [asdict(e) for e in st.effects(r.run_id)]
-    return out

@@ -20,7 +20,8 @@ import pytest
 import debugger
 from debugger.store import Store
 from tests.fixtures.native import stepscope_json
-from tests.runtimes.conftest import digest, do_import, regenerate, store_tables
+from tests.fixtures.store_snapshot import assert_reimport_changes_nothing
+from tests.runtimes.conftest import do_import, regenerate, store_tables
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
@@ -165,15 +166,7 @@ def test_confirmation_pause_holds_the_call_and_the_audit_says_how_to_resume(
 def test_reimport_adds_nothing_and_source_is_unchanged(tmp_path: Path) -> None:
     src = tmp_path / "adk.sqlite"
     shutil.copy(DATA / "adk.sqlite", src)
-    before = digest(src)
-    first = do_import(src, tmp_path / "s.duckdb")
-    tables = store_tables(tmp_path / "s.duckdb")
-    again = do_import(src, tmp_path / "s.duckdb")
-    assert again.total.read == first.total.read == first.total.imported
-    assert (again.total.imported, again.total.updated) == (0, 0)
-    assert again.total.already_present == first.total.read
-    assert store_tables(tmp_path / "s.duckdb") == tables
-    assert digest(src) == before
+    assert_reimport_changes_nothing(src, tmp_path / "s.duckdb")
 
 
 def test_bad_rows_are_quarantined_with_a_reason(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ import debugger
 from debugger.store import Store
 from debugger.store.derive import STALE_AFTER_SECONDS
 from tests.fixtures.native import stepscope, stepscope_json
-from tests.runtimes.conftest import digest, do_import, regenerate, store_tables
+from tests.fixtures.store_snapshot import assert_reimport_changes_nothing
+from tests.runtimes.conftest import do_import, regenerate, store_tables
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"
@@ -175,14 +176,7 @@ def test_waiting_and_in_flight_workflows(imported: Path) -> None:
 def test_reimport_adds_nothing_and_source_is_unchanged(tmp_path: Path) -> None:
     src = tmp_path / "histories"
     shutil.copytree(DATA / "histories", src)
-    before = digest(src)
-    first = do_import(src, tmp_path / "s.duckdb")
-    tables = store_tables(tmp_path / "s.duckdb")
-    again = do_import(src, tmp_path / "s.duckdb")
-    assert again.total.read == first.total.read == first.total.imported
-    assert (again.total.imported, again.total.updated) == (0, 0)
-    assert store_tables(tmp_path / "s.duckdb") == tables
-    assert digest(src) == before
+    assert_reimport_changes_nothing(src, tmp_path / "s.duckdb")
 
 
 def test_one_file_imports_and_bad_files_are_quarantined(tmp_path: Path) -> None:
