@@ -35,6 +35,7 @@ __all__ = [
     "plans_of",
     "quarantined",
     "stable_key",
+    "tape_row",
     "with_state",
 ]
 
@@ -103,6 +104,21 @@ def parsed_args(text: Any) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return text
+
+
+def tape_row(
+    run_id: str, call_id: str, step: int, seq: int, key: int | None = None, **fields: Any
+) -> Row:
+    """A ``tool_calls`` row of a runtime flavour with the defaults every flavour shares.
+
+    The key is derived from the run and the call id unless given (stable across re-imports,
+    so a re-import updates the row instead of adding one); ``fields`` (``kind``, ``name``,
+    ``request``, and any default to override) complete it.
+    """
+    key = stable_key(run_id, call_id) if key is None else key
+    return {"_key": key, "run_id": run_id, "call_id": call_id,
+            "step_index": step, "seq": seq, "idempotency_key": None, "is_write": False,
+            "error": None, "response": None, **fields}  # fmt: skip
 
 
 def with_state(row: Row, state_json: bytes) -> Row:

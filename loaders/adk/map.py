@@ -30,7 +30,7 @@ from debugger.store import state_hash
 from loaders.adk.source import RawEvent, RawSession
 from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import key_in
-from loaders.runtime_rows import quarantined, stable_key
+from loaders.runtime_rows import quarantined, stable_key, tape_row
 
 CONFIRM = "adk_request_confirmation"
 SHARED = ("app:", "user:")
@@ -239,18 +239,7 @@ class SessionMap:
         return to_json(v) if isinstance(v, dict) and v else None
 
     def _add(self, call_id: str, step: int, **fields: Any) -> dict[str, Any]:
-        row = {
-            "_key": stable_key(self.run, call_id),
-            "run_id": self.run,
-            "call_id": call_id,
-            "step_index": step,
-            "seq": len(self.calls),
-            "response": None,
-            "error": None,
-            "idempotency_key": None,
-            "is_write": False,
-            **fields,
-        }
+        row = tape_row(self.run, call_id, step, len(self.calls), **fields)
         self.calls[call_id] = row
         return row
 

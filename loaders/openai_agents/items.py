@@ -20,7 +20,7 @@ from typing import Any
 
 from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import key_in
-from loaders.runtime_rows import parsed_args
+from loaders.runtime_rows import parsed_args, tape_row
 
 Item = dict[str, Any]
 
@@ -98,19 +98,15 @@ class TapeBuilder:
     SDK's failure text.
     """
 
-    def __init__(self, run_id: str, key_of: Any, names: tuple[str, ...]) -> None:
+    def __init__(self, run_id: str, names: tuple[str, ...]) -> None:
         self.run_id = run_id
-        self.key_of = key_of
         self.names = names
         self.rows: list[dict[str, Any]] = []
         self._tools: dict[str, dict[str, Any]] = {}
         self._open: dict[str, Any] | None = None
 
     def _row(self, call_id: str, step: int, **fields: Any) -> dict[str, Any]:
-        row = {"_key": self.key_of(self.run_id, call_id), "run_id": self.run_id,
-               "call_id": call_id, "step_index": step, "seq": len(self.rows),
-               "idempotency_key": None, "is_write": False, "error": None, "response": None,
-               **fields}  # fmt: skip
+        row = tape_row(self.run_id, call_id, step, len(self.rows), **fields)
         self.rows.append(row)
         return row
 

@@ -82,7 +82,7 @@ def map_session(run: SessionRun, names: tuple[str, ...]) -> RunRows:
         turns = [t for m, t in zip(run.messages, run.turns, strict=True) if m.id in keep]
     else:
         turns = turn_numbers(items)
-    tape = TapeBuilder(run.run_id, stable_key, names)
+    tape = TapeBuilder(run.run_id, names)
     first_ts = iso(good[0].created_at)
     tokens = 0
     parent: str | None = None

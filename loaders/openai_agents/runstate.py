@@ -22,7 +22,7 @@ from typing import Any
 
 from loaders.langgraph.decode import to_json
 from loaders.openai_agents.items import TapeBuilder, pending_calls
-from loaders.runtime_rows import JsonDocument, RunRows, stable_key, with_state
+from loaders.runtime_rows import JsonDocument, RunRows, with_state
 
 SCHEMA_KEY = "$schemaVersion"
 
@@ -107,7 +107,7 @@ def map_run_state(doc: JsonDocument, state: dict[str, Any], names: tuple[str, ..
            "created_at": doc.modified, "tokens_spent": usage.get("total_tokens"),
            "steps_spent": turn, "wall_clock_ms": None, "pending_effects": to_json(pending),
            "model_version": None, "tool_versions": None, "metadata": to_json(meta)}  # fmt: skip
-    tape = TapeBuilder(run_id, stable_key, names)
+    tape = TapeBuilder(run_id, names)
     for i, item in enumerate(items):
         tape.add(i, item, turn if i >= len(inputs) else 0)
     return RunRows([with_state(row, to_json({"agent": agent.get("name"), "items": items}))],

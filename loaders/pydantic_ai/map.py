@@ -27,7 +27,14 @@ from typing import Any
 
 from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import key_in, ms_between
-from loaders.runtime_rows import JsonDocument, RunRows, parsed_args, stable_key, with_state
+from loaders.runtime_rows import (
+    JsonDocument,
+    RunRows,
+    parsed_args,
+    stable_key,
+    tape_row,
+    with_state,
+)
 
 Message = dict[str, Any]
 
@@ -161,10 +168,7 @@ class _Tape:
         self.tools: dict[str, dict[str, Any]] = {}
 
     def _row(self, call_id: str, step: int, **fields: Any) -> dict[str, Any]:
-        row = {"_key": stable_key(self.run_id, call_id), "run_id": self.run_id,
-               "call_id": call_id, "step_index": step, "seq": len(self.rows),
-               "idempotency_key": None, "is_write": False, "error": None, "response": None,
-               **fields}  # fmt: skip
+        row = tape_row(self.run_id, call_id, step, len(self.rows), **fields)
         self.rows.append(row)
         return row
 

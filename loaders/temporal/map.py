@@ -26,7 +26,7 @@ from typing import Any
 from debugger.contract import GIVEN_STATE_HASH
 from debugger.store import state_hash
 from loaders.langgraph.decode import to_json
-from loaders.runtime_rows import stable_key
+from loaders.runtime_rows import stable_key, tape_row
 from loaders.temporal.decode import attributes, event_type, failure_text, payloads
 
 CLOSED = {
@@ -233,20 +233,17 @@ class HistoryMap:
             "result": None,
             "created_at": self.now,
         }
-        self.tape[aid] = {
-            "_key": stable_key(self.run, "activity", aid),
-            "run_id": self.run,
-            "call_id": f"activity:{aid}",
-            "step_index": step,
-            "seq": len(self.tape),
-            "kind": "tool",
-            "name": act["type"],
-            "request": to_json(act["input"]),
-            "response": None,
-            "error": None,
-            "idempotency_key": key,
-            "is_write": False,
-        }
+        self.tape[aid] = tape_row(
+            self.run,
+            f"activity:{aid}",
+            step,
+            len(self.tape),
+            key=stable_key(self.run, "activity", aid),
+            kind="tool",
+            name=act["type"],
+            request=to_json(act["input"]),
+            idempotency_key=key,
+        )
 
     def _settle(self, aid: str, step: int, act: dict[str, Any]) -> None:
         status = (
