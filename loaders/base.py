@@ -160,7 +160,9 @@ class TablePlan:
     table: str
     """Canonical table: checkpoints, effects or tool_calls."""
     batches: Iterator[pa.RecordBatch | pa.Table]
-    """Raw batches, each with ``_key``; all but the last of the same number of rows."""
+    """Raw batches, each with ``_key``; all but the last of the same number of rows (which
+    fills the store's row groups exactly), except where a runtime flavour cuts a batch short
+    at ``BATCH_BYTES`` of states: memory bound first, alignment second."""
     select_sql: str
     """SELECT over ``_raw`` yielding canonical columns + ``_key`` + ``_reason``."""
     derive_parents: bool = False

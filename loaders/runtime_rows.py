@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from debugger.contract import GIVEN_STATE_HASH
 from debugger.store import state_hash
-from loaders.base import TablePlan, aligned_rows
+from loaders.base import BATCH_BYTES, TablePlan, aligned_rows
 from loaders.jsonfiles import JsonFilesReader
 from loaders.langgraph import select_all, to_batch, to_json
 from loaders.langgraph.flavour import stable_key
@@ -43,6 +43,9 @@ TAPE_FLUSH = 20_000
 """Tape rows buffered before the checkpoints pause for them to be written."""
 BATCH_ROWS = 1024
 """Checkpoints a batch at most (runtime states are whole conversations: tens of KB)."""
+BATCH_STATE_BYTES = BATCH_BYTES
+"""State bytes a checkpoint batch at most: a run of 1 MB conversations would otherwise put
+a gigabyte in one Arrow batch; a single larger state still goes alone."""
 
 
 Row = dict[str, Any]
@@ -149,12 +152,17 @@ class _Plans:
 
     def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
         rows: list[Row] = []
+        size = 0
         for run in self.runs:
-            rows += run.checkpoints
             self.tape += run.tape
-            while len(rows) >= self.batch_rows:
-                yield to_batch("checkpoints", rows[: self.batch_rows])
-                rows = rows[self.batch_rows :]
+            for row in run.checkpoints:
+                state = row.get("working_state")
+                grows = len(state) if isinstance(state, bytes | str) else 0
+                if rows and (len(rows) >= self.batch_rows or size + grows > BATCH_STATE_BYTES):
+                    yield to_batch("checkpoints", rows)
+                    rows, size = [], 0
+                rows.append(row)
+                size += grows
             if len(self.tape) >= TAPE_FLUSH:
                 break
         else:
