@@ -23,7 +23,7 @@ def _run(n: int, size: int) -> RunRows:
         with_state(
             {"_key": i, "run_id": "r", "checkpoint_id": f"c{i}", "step_index": i},
             b'"' + b"x" * (size - 2) + b'"',
-        )  # fmt: skip
+        )
         for i in range(n)
     ]
     return RunRows(rows)
