@@ -5,9 +5,9 @@ Each runtime's fixtures were written by the real package (``generate.py`` beside
 are committed, so these tests need no runtime installed. The tests marked with a runtime's
 name regenerate the fixtures with the real package and run the same checks on them: they
 need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
-(``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``: ``.ci/run`` builds those venvs
-and sets them; ``STEPSCOPE_OPENAI_AGENTS_PYTHON``, ``STEPSCOPE_PYDANTIC_AI_PYTHON``,
-``STEPSCOPE_CREWAI_PYTHON``: set them by hand, see each runtime's docs page), else the
+(``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``, ``STEPSCOPE_OPENAI_AGENTS_PYTHON``,
+``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``: ``.ci/run`` builds those venvs,
+pinned, and sets them; see each runtime's docs page), else the
 running Python if it can import the package; otherwise they are skipped. The variables are
 read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 """
