@@ -45,7 +45,7 @@ from loaders.langgraph.map import (
     without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
-from loaders.langgraph.tape import Tape
+from loaders.langgraph.tape import Tape, nested_calls
 from loaders.langgraph.tasks import (
     call_errors,
     finished_tasks,
@@ -170,9 +170,11 @@ class _Walk:
         self.run: str | None = None
         self.first_ts: str | None = None
         self.tape = Tape("")
+        self._thread_tapes: list[Tape] = []
         self.memo = MessageMemo()
         self.spend = Spend()
         self.thread: str | None = None
+        self._ns = ""
         self.rollup = ThreadRollup()
         self._carry: list[dict[str, Any]] = []
         self.idempotency_args = idempotency_args()
@@ -196,6 +198,7 @@ class _Walk:
                         self._carry = ready
                         return
         self._end_run()
+        self._end_thread()
         rows += self.rollup.release()
         self.done = True
         while rows:
@@ -229,36 +232,51 @@ class _Walk:
         yield to_batch("effects", self.bad_writes)
 
     def _end_run(self) -> None:
-        self.tape_rows += self.tape.rows()
+        """A run's tape waits for its thread's end (:meth:`_end_thread`)."""
+        if self.tape.calls:
+            self._thread_tapes.append(self.tape)
+        self.tape = Tape("")
 
-    def _enter(self, run: str) -> None:
+    def _end_thread(self) -> None:
+        """The thread's tapes, each call on the namespace that made it (not on the parents
+        whose state it flowed into), join the rows to write."""
+        below = nested_calls(self._thread_tapes)
+        for tape in self._thread_tapes:
+            self.tape_rows += tape.rows(below.get(tape.ns, set()))
+        self._thread_tapes = []
+
+    def _enter(self, run: str, ns: str) -> None:
         if run == self.run:
             return
         self._end_run()
         self.run, self.first_ts = run, None
-        self.tape = Tape(run, self.idempotency_args)
+        self.tape = Tape(run, self.idempotency_args, ns)
         self.memo = MessageMemo()
         self.spend = Spend()
         self.dec.clear()
 
     def _rows(self, ck: RawCheckpoint) -> list[dict[str, Any]]:
-        """The rows ready to go: a thread's root rows wait for its subgraphs' tokens."""
+        """The rows ready to go: a namespace's rows wait for the tokens of the namespaces
+        nested in it (the root's for the whole thread)."""
         out = []
         if ck.thread_id != self.thread:
+            self._end_run()
+            self._end_thread()
             out = self.rollup.release()
             self.thread, self.rollup = ck.thread_id, ThreadRollup()
+        elif ck.checkpoint_ns != self._ns:
+            out = self.rollup.leave(ck.checkpoint_ns)
+        self._ns = ck.checkpoint_ns
         row = self._row(ck)
         new = row.pop("_new_ai", {})
-        if ck.checkpoint_ns:
-            return [*out, row]
         if "_reason" in row:
-            self.rollup.hold_quarantined(row)
+            self.rollup.hold_quarantined(row, ck.checkpoint_ns)
             return out
-        return out + self.rollup.hold(row, ck.parent_id, new, not ck.has_child)
+        return out + self.rollup.hold(row, ck.parent_id, new, not ck.has_child, ck.checkpoint_ns)
 
     def _row(self, ck: RawCheckpoint) -> dict[str, Any]:
         run = run_id_of(ck.thread_id, ck.checkpoint_ns)
-        self._enter(run)
+        self._enter(run, ck.checkpoint_ns)
         base = {"_key": stable_key(ck.thread_id, ck.checkpoint_ns, ck.checkpoint_id),
                 "run_id": run, "checkpoint_id": ck.checkpoint_id,
                 "parent_id": ck.parent_id}  # fmt: skip
@@ -323,6 +341,8 @@ class _Walk:
         ai, model = ai_tokens(scan.messages)
         new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
         self.tape.observe(scan.messages, scan.new, step if step is not None else 0)
+        if decoded:
+            self.tape.note_writes(decoded, values, scan.messages)
         pending: list[dict[str, Any]] = []
         if not ck.has_child:
             answers = tool_messages(decoded)

@@ -1,0 +1,98 @@
+"""Model calls in Send branches and subgraphs: each on one tape, with what it was given; a
+run's tokens include every namespace nested in it, each AI message once at each level.
+
+The reference is the real execution (the recording model notes what each call was given,
+and LangGraph's namespace and step for it) and the saver's own ``list`` of every namespace
+of the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debugger.store import Store
+from tests.langgraph import patterns_branches as B
+from tests.langgraph.lg_import import SAVERS, Build, Built, builder
+
+
+@pytest.fixture(params=SAVERS)
+def build(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Build]:
+    yield from builder(request, tmp_path)
+
+
+def _built(build: Build, pattern: Any) -> Built:
+    B.CALLS.clear()
+    return build(pattern)
+
+
+def _ns(t: Any) -> str:
+    return str(t.config["configurable"]["checkpoint_ns"])
+
+
+def _run_id(thread: str, ns: str) -> str:
+    return f"{thread}/{ns}" if ns else thread
+
+
+def _ai(t: Any) -> dict[str, int]:
+    return {m.id: m.usage_metadata["total_tokens"]
+            for m in t.checkpoint["channel_values"].get("messages") or []
+            if m.type == "ai" and m.usage_metadata}  # fmt: skip
+
+
+def _first_step(tuples: list[Any], ns: str, mid: str) -> int:
+    """The step of the saver's first checkpoint of ``ns`` that holds message ``mid``."""
+    return min(t.metadata["step"] for t in tuples if _ns(t) == ns and mid in _ai(t))
+
+
+@pytest.mark.parametrize("pattern", B.PATTERNS, ids=lambda p: p.__name__)
+def test_each_model_call_is_on_one_tape_with_what_it_was_given(build: Build, pattern: Any) -> None:
+    got = _built(build, pattern)
+    for thread, tuples in got.tuples.items():
+        namespaces = {_ns(t) for t in tuples}
+        made = {mid: c for mid, c in B.CALLS.items() if any(mid in _ai(t) for t in tuples)}
+        with Store.open(got.store, read_only=True) as store:
+            tapes = {ns: store.tool_calls(_run_id(thread, ns)) for ns in namespaces}
+        tape = [(ns, c) for ns, calls in tapes.items() for c in calls if c.kind == "model"]
+        got_ids = sorted(c.response["id"] for _, c in tape)
+        # every call the model answered, once, and nothing else (no input, no copy)
+        assert made and got_ids == sorted(made), thread
+        for ns, c in tape:
+            mid = c.response["id"]
+            want = made[mid]
+            assert (ns, c.request) == (want["ns"], {"messages": want["given"]}), mid
+            assert c.step_index == want["step"] == _first_step(tuples, ns, mid), mid
+
+
+@pytest.mark.parametrize("pattern", B.PATTERNS, ids=lambda p: p.__name__)
+def test_every_level_counts_what_is_nested_in_it_once(build: Build, pattern: Any) -> None:
+    got = _built(build, pattern)
+    for thread, tuples in got.tuples.items():
+        namespaces = {_ns(t) for t in tuples}
+        for ns in namespaces:
+            below = [t for t in tuples if not ns or _ns(t) == ns or _ns(t).startswith(f"{ns}|")]
+            spent: dict[str, int] = {}
+            for t in below:
+                spent.update(_ai(t))
+            with Store.open(got.store, read_only=True) as store:
+                run = store.run(_run_id(thread, ns)).budgets.tokens_spent
+                cps = {c.checkpoint_id: c for c in store.checkpoints(_run_id(thread, ns))}
+            assert run == sum(spent.values()), (thread, ns)
+            for c in cps.values():  # consumed never drops along a lineage
+                if c.parent_id in cps:
+                    assert c.budgets.tokens_spent >= cps[c.parent_id].budgets.tokens_spent
+
+
+def test_nested_private_levels(build: Build) -> None:
+    """The root holds no AI message; the child its own; each level includes the levels
+    nested in it: root and child 100 + 400, the grandchild 400."""
+    got = _built(build, B.nested_calls)
+    tuples = got.tuples["nested-private"]
+    by_depth = {_ns(t).count("|") + (1 if _ns(t) else 0): _ns(t) for t in tuples}
+    with Store.open(got.store, read_only=True) as store:
+        spent = [store.run(_run_id("nested-private", by_depth[d])).budgets.tokens_spent
+                 for d in (0, 1, 2)]  # fmt: skip
+    assert spent == [500, 500, 400]
