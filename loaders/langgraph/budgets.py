@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import Seen
 
 AiTokens = dict[str, int]
@@ -79,6 +80,26 @@ class _Root:
     rolled: frozenset[str] = field(default_factory=frozenset)
 
 
+PARTIAL_KEY = "tokens_spent_partial"
+"""The metadata key of a row stored before the namespaces nested in it were read."""
+
+
+def partial(row: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``row`` with ``metadata.tokens_spent_partial`` saying that its ``tokens_spent`` is
+    its namespace's own count: the tokens of the subgraphs that ran under it, read later,
+    may be missing. The metadata is JSON text already: the key is put in front of it."""
+    md = row.get("metadata")
+    if isinstance(md, bytes) and md.startswith(b"{") and "_reason" not in row:
+        note = to_json(
+            f"stored before the namespaces nested in this run were read (more than {limit} "
+            "bytes of states held for the roll-up): tokens_spent is this run's own count "
+            "and may lack its subgraphs' tokens"
+        )
+        sep = b"," if md.strip() != b"{}" else b""
+        row["metadata"] = b'{"' + PARTIAL_KEY.encode() + b'":' + note + sep + md[1:]
+    return row
+
+
 class _Level:
     """The held rows of one namespace of a thread, and the AI messages nested below it."""
 
@@ -127,7 +148,8 @@ class ThreadRollup:
     namespace before those nested in it, ``a:1|b:2`` after ``a:1``), so a namespace's rows
     are held until the walk leaves the namespaces nested in it (:meth:`leave`), the root's
     until the thread ends. Past ``HOLD_BYTES`` of held states the rows held so far are let
-    go with their own count only.
+    go with their own count only, each saying so (:func:`partial`); the rows held after
+    them are rolled up in full (the lineage's nested tokens are still counted).
     """
 
     HOLD_BYTES = 128 * 1024 * 1024
@@ -173,7 +195,7 @@ class ThreadRollup:
         for lv in self._levels.values():
             for r in lv.roots:
                 if r.row is not None:
-                    out.append(r.row)
+                    out.append(partial(r.row, self.HOLD_BYTES))
                     r.row = None
             lv.held = 0
         self._held = 0

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from debugger.store import Store
+from loaders import ImportOptions, import_source
+from loaders.langgraph.budgets import PARTIAL_KEY, ThreadRollup
 from tests.langgraph import patterns_branches as B
 from tests.langgraph.lg_import import SAVERS, Build, Built, builder
 
@@ -96,3 +98,33 @@ def test_nested_private_levels(build: Build) -> None:
         spent = [store.run(_run_id("nested-private", by_depth[d])).budgets.tokens_spent
                  for d in (0, 1, 2)]  # fmt: skip
     assert spent == [500, 500, 400]
+
+
+def test_past_the_hold_limit_rows_say_their_count_is_partial(
+    build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``ThreadRollup.HOLD_BYTES`` of held states the rows held so far are stored with
+    their own count and say so; every other row has the count of a full roll-up."""
+    got = _built(build, B.nested_calls)
+    full = {}
+    with Store.open(got.store, read_only=True) as store:
+        for r in store.run_records(text="nested-private"):
+            full.update({c.checkpoint_id: c for c in store.checkpoints(r.run_id)})
+    monkeypatch.setattr(ThreadRollup, "HOLD_BYTES", 800)
+    small = tmp_path / "small.duckdb"
+    with Store.open(small) as store:
+        import_source(store, got.source, ImportOptions())
+    with Store.open(small, read_only=True) as store:
+        cps = [
+            c for r in store.run_records(text="nested-private") for c in store.checkpoints(r.run_id)
+        ]
+    partial = [c for c in cps if PARTIAL_KEY in c.metadata]
+    assert partial and len(partial) < len(cps)
+    assert any(c.budgets.tokens_spent < full[c.checkpoint_id].budgets.tokens_spent
+               for c in partial)  # fmt: skip
+    for c in cps:
+        if PARTIAL_KEY in c.metadata:
+            assert "800 bytes" in c.metadata[PARTIAL_KEY]
+            assert c.budgets.tokens_spent <= full[c.checkpoint_id].budgets.tokens_spent
+        else:
+            assert c.budgets.tokens_spent == full[c.checkpoint_id].budgets.tokens_spent
