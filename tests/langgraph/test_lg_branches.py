@@ -13,12 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.prebuilt import create_react_agent
 
 from debugger.store import Store
 from loaders import ImportOptions, import_source
 from loaders.langgraph.budgets import PARTIAL_KEY, ThreadRollup
 from tests.langgraph import patterns_branches as B
 from tests.langgraph.lg_import import SAVERS, Build, Built, builder
+from tests.langgraph.patterns_model import ScriptedModel, ai, cfg
+from tests.langgraph.patterns_tokens import lookup
 
 
 @pytest.fixture(params=SAVERS)
@@ -43,6 +48,10 @@ def _ai(t: Any) -> dict[str, int]:
     return {m.id: m.usage_metadata["total_tokens"]
             for m in t.checkpoint["channel_values"].get("messages") or []
             if m.type == "ai" and m.usage_metadata}  # fmt: skip
+
+
+def _has_tool_message(t: Any) -> bool:
+    return any(m.type == "tool" for m in t.checkpoint["channel_values"].get("messages") or [])
 
 
 def _first_step(tuples: list[Any], ns: str, mid: str) -> int:
@@ -128,3 +137,35 @@ def test_past_the_hold_limit_rows_say_their_count_is_partial(
             assert c.budgets.tokens_spent <= full[c.checkpoint_id].budgets.tokens_spent
         else:
             assert c.budgets.tokens_spent == full[c.checkpoint_id].budgets.tokens_spent
+
+
+def _react_subgraph(saver: Any) -> dict[str, Any]:
+    """The prebuilt ReAct agent as a node of a graph sharing its ``messages``."""
+    call = {"name": "lookup", "args": {"order": "S-1"}, "id": "call-sub"}
+    model = ScriptedModel(script=[ai("rs-ai-1", "", [call], 120), ai("rs-ai-2", "ok", tokens=80)])
+    outer = StateGraph(B.Chat)
+    outer.add_node("agent", create_react_agent(model, [lookup]))
+    outer.add_edge(START, "agent")
+    outer.add_edge("agent", END)
+    graph = outer.compile(checkpointer=saver)
+    graph.invoke({"messages": [HumanMessage("where?", id="rs-human")]}, cfg("react-sub"))
+    return {"react-sub": graph}
+
+
+def test_a_subgraph_agent_s_calls_are_on_its_namespace_only(build: Build) -> None:
+    got = _built(build, _react_subgraph)
+    tuples = got.tuples["react-sub"]
+    [ns] = {_ns(t) for t in tuples} - {""}
+    answer = next(m for m in got.values["react-sub"]["messages"] if m.type == "tool")
+    with Store.open(got.store, read_only=True) as store:
+        root, sub = store.tool_calls("react-sub"), store.tool_calls(f"react-sub/{ns}")
+        spent = store.run("react-sub").budgets.tokens_spent
+    assert root == [] and spent == 200
+    told = min(t.metadata["step"] for t in tuples if _ns(t) == ns and _has_tool_message(t))
+    assert [(c.kind, c.step_index, c.response if c.kind == "tool" else c.response["id"])
+            for c in sub] == [("model", _first_step(tuples, ns, "rs-ai-1"), "rs-ai-1"),
+                              ("tool", told, answer.content),
+                              ("model", _first_step(tuples, ns, "rs-ai-2"), "rs-ai-2")]  # fmt: skip
+    ids = [m.id for m in got.values["react-sub"]["messages"]]
+    assert [c.request for c in sub if c.kind == "model"] == [
+        {"messages": ids[:1]}, {"messages": ids[:3]}]  # fmt: skip
