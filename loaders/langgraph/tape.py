@@ -92,7 +92,7 @@ class Tape:
                 if f.key in self.asked:
                     asked = self.asked.pop(f.key)
                     if asked is not None:  # None: the input's, no call of this run
-                        self._model(m, f, step, asked)
+                        self._model(m, f, step, asked, whole=True)
                     continue
                 if before is None:
                     before = [g.key for _, g in messages]
@@ -137,6 +137,11 @@ class Tape:
                 if state is None:
                     state = [f.key for _, f in messages]
                 base = state
+            if len(written) == 1:  # a node's one answer (not an edit of a message it holds)
+                mid = str(written[0]["id"])
+                if mid not in base:
+                    self.asked.setdefault(mid, base)
+                continue
             seen = dict.fromkeys(base)
             for m in written:
                 mid = str(m["id"])
@@ -144,11 +149,16 @@ class Tape:
                     self.asked.setdefault(mid, list(seen))
                 seen[mid] = None
 
-    def _model(self, m: dict[str, Any], f: Facts, step: int, keys: list[str]) -> None:
+    def _model(
+        self, m: dict[str, Any], f: Facts, step: int, keys: list[str], whole: bool = False
+    ) -> None:
+        """Note a model call; ``keys`` is what it was given (``whole``), or the state that
+        holds its answer (the ids before the answer)."""
         call_id = f"model:{f.key}"
         if call_id not in self.calls:
-            upto = keys.index(f.key) if f.key in keys else len(keys)
-            request = to_json({"messages": keys[:upto]})
+            if not whole and f.key in keys:
+                keys = keys[: keys.index(f.key)]
+            request = to_json({"messages": keys})
             self._add(call_id, step, kind="model", name=f.model or "model", request=request,
                       response=f.json, error=None)  # fmt: skip
         for tc in f.calls:
