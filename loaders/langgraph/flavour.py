@@ -45,7 +45,7 @@ from loaders.langgraph.map import (
     without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
-from loaders.langgraph.tape import Tape, nested_calls
+from loaders.langgraph.tape import Tape, enclosing
 from loaders.langgraph.tasks import (
     call_errors,
     finished_tasks,
@@ -170,7 +170,10 @@ class _Walk:
         self.run: str | None = None
         self.first_ts: str | None = None
         self.tape = Tape("")
-        self._thread_tapes: list[Tape] = []
+        self._tapes: list[Tape] = []
+        """Tapes of the thread's namespaces the walk is still in (their nested ones come)."""
+        self._below: dict[str, set[str]] = {}
+        """Per namespace, the call ids of the namespaces nested in it."""
         self.memo = MessageMemo()
         self.spend = Spend()
         self.thread: str | None = None
@@ -198,7 +201,7 @@ class _Walk:
                         self._carry = ready
                         return
         self._end_run()
-        self._end_thread()
+        self._end_tapes(None)
         rows += self.rollup.release()
         self.done = True
         while rows:
@@ -232,18 +235,27 @@ class _Walk:
         yield to_batch("effects", self.bad_writes)
 
     def _end_run(self) -> None:
-        """A run's tape waits for its thread's end (:meth:`_end_thread`)."""
+        """A run's tape waits until the walk leaves the namespaces nested in it
+        (:meth:`_end_tapes`); its call ids are noted for the namespaces it is nested in."""
         if self.tape.calls:
-            self._thread_tapes.append(self.tape)
+            for outer in enclosing(self.tape.ns):
+                self._below.setdefault(outer, set()).update(self.tape.calls)
+            self._tapes.append(self.tape)
         self.tape = Tape("")
 
-    def _end_thread(self) -> None:
-        """The thread's tapes, each call on the namespace that made it (not on the parents
-        whose state it flowed into), join the rows to write."""
-        below = nested_calls(self._thread_tapes)
-        for tape in self._thread_tapes:
-            self.tape_rows += tape.rows(below.get(tape.ns, set()))
-        self._thread_tapes = []
+    def _end_tapes(self, ns: str | None) -> None:
+        """The walk moved to namespace ``ns`` (None: the thread ended): the tapes of the
+        namespaces it is not nested in join the rows to write, each call on the namespace
+        that made it (not on those whose state it flowed into)."""
+        keep = []
+        for tape in self._tapes:
+            if ns is not None and (tape.ns == ns or tape.ns in enclosing(ns)):
+                keep.append(tape)
+            else:
+                self.tape_rows += tape.rows(self._below.pop(tape.ns, set()))
+        self._tapes = keep
+        if ns is None:
+            self._below = {}
 
     def _enter(self, run: str, ns: str) -> None:
         if run == self.run:
@@ -261,10 +273,12 @@ class _Walk:
         out = []
         if ck.thread_id != self.thread:
             self._end_run()
-            self._end_thread()
+            self._end_tapes(None)
             out = self.rollup.release()
             self.thread, self.rollup = ck.thread_id, ThreadRollup()
         elif ck.checkpoint_ns != self._ns:
+            self._end_run()
+            self._end_tapes(ck.checkpoint_ns)
             out = self.rollup.leave(ck.checkpoint_ns)
         self._ns = ck.checkpoint_ns
         row = self._row(ck)

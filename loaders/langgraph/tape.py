@@ -235,19 +235,15 @@ def _send_messages(values: dict[str, Any], index: str) -> list[str]:
     return out
 
 
-def nested_calls(tapes: list[Tape]) -> dict[str, set[str]]:
-    """Per namespace of one thread, the call ids its nested namespaces hold.
+def enclosing(ns: str) -> list[str]:
+    """The namespaces a namespace is nested in, the root's ``""`` first (none for the root).
 
     A subgraph sharing a channel of messages with its parent hands its AI messages up: the
     parent's state (and the root's) then holds the same calls. Each call stays on the tape of
-    the deepest namespace holding it, the one that made it.
+    the deepest namespace holding it, the one that made it: the calls of a namespace are left
+    out of the tapes of those it is nested in.
     """
-    below: dict[str, set[str]] = {}
-    for t in tapes:
-        if not t.ns:
-            continue
-        parts = t.ns.split("|")
-        ids = t.calls.keys()
-        for depth in range(len(parts)):
-            below.setdefault("|".join(parts[:depth]), set()).update(ids)
-    return below
+    if not ns:
+        return []
+    parts = ns.split("|")
+    return ["|".join(parts[:depth]) for depth in range(len(parts))]
