@@ -45,7 +45,7 @@ from loaders.langgraph.map import (
     without_state_copies,
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
-from loaders.langgraph.tape import Tape
+from loaders.langgraph.tape import Tape, enclosing
 from loaders.langgraph.tasks import (
     call_errors,
     finished_tasks,
@@ -170,9 +170,14 @@ class _Walk:
         self.run: str | None = None
         self.first_ts: str | None = None
         self.tape = Tape("")
+        self._tapes: list[Tape] = []
+        """Tapes of the thread's namespaces the walk is still in (their nested ones come)."""
+        self._below: dict[str, set[str]] = {}
+        """Per namespace, the call ids of the namespaces nested in it."""
         self.memo = MessageMemo()
         self.spend = Spend()
         self.thread: str | None = None
+        self._ns = ""
         self.rollup = ThreadRollup()
         self._carry: list[dict[str, Any]] = []
         self.idempotency_args = idempotency_args()
@@ -196,6 +201,7 @@ class _Walk:
                         self._carry = ready
                         return
         self._end_run()
+        self._end_tapes(None)
         rows += self.rollup.release()
         self.done = True
         while rows:
@@ -229,36 +235,62 @@ class _Walk:
         yield to_batch("effects", self.bad_writes)
 
     def _end_run(self) -> None:
-        self.tape_rows += self.tape.rows()
+        """A run's tape waits until the walk leaves the namespaces nested in it
+        (:meth:`_end_tapes`); its call ids are noted for the namespaces it is nested in."""
+        if self.tape.calls:
+            for outer in enclosing(self.tape.ns):
+                self._below.setdefault(outer, set()).update(self.tape.calls)
+            self._tapes.append(self.tape)
+        self.tape = Tape("")
 
-    def _enter(self, run: str) -> None:
+    def _end_tapes(self, ns: str | None) -> None:
+        """The walk moved to namespace ``ns`` (None: the thread ended): the tapes of the
+        namespaces it is not nested in join the rows to write, each call on the namespace
+        that made it (not on those whose state it flowed into)."""
+        keep = []
+        for tape in self._tapes:
+            if ns is not None and (tape.ns == ns or tape.ns in enclosing(ns)):
+                keep.append(tape)
+            else:
+                self.tape_rows += tape.rows(self._below.pop(tape.ns, set()))
+        self._tapes = keep
+        if ns is None:
+            self._below = {}
+
+    def _enter(self, run: str, ns: str) -> None:
         if run == self.run:
             return
         self._end_run()
         self.run, self.first_ts = run, None
-        self.tape = Tape(run, self.idempotency_args)
+        self.tape = Tape(run, self.idempotency_args, ns)
         self.memo = MessageMemo()
         self.spend = Spend()
         self.dec.clear()
 
     def _rows(self, ck: RawCheckpoint) -> list[dict[str, Any]]:
-        """The rows ready to go: a thread's root rows wait for its subgraphs' tokens."""
+        """The rows ready to go: a namespace's rows wait for the tokens of the namespaces
+        nested in it (the root's for the whole thread)."""
         out = []
         if ck.thread_id != self.thread:
+            self._end_run()
+            self._end_tapes(None)
             out = self.rollup.release()
             self.thread, self.rollup = ck.thread_id, ThreadRollup()
+        elif ck.checkpoint_ns != self._ns:
+            self._end_run()
+            self._end_tapes(ck.checkpoint_ns)
+            out = self.rollup.leave(ck.checkpoint_ns)
+        self._ns = ck.checkpoint_ns
         row = self._row(ck)
         new = row.pop("_new_ai", {})
-        if ck.checkpoint_ns:
-            return [*out, row]
         if "_reason" in row:
-            self.rollup.hold_quarantined(row)
+            self.rollup.hold_quarantined(row, ck.checkpoint_ns)
             return out
-        return out + self.rollup.hold(row, ck.parent_id, new, not ck.has_child)
+        return out + self.rollup.hold(row, ck.parent_id, new, not ck.has_child, ck.checkpoint_ns)
 
     def _row(self, ck: RawCheckpoint) -> dict[str, Any]:
         run = run_id_of(ck.thread_id, ck.checkpoint_ns)
-        self._enter(run)
+        self._enter(run, ck.checkpoint_ns)
         base = {"_key": stable_key(ck.thread_id, ck.checkpoint_ns, ck.checkpoint_id),
                 "run_id": run, "checkpoint_id": ck.checkpoint_id,
                 "parent_id": ck.parent_id}  # fmt: skip
@@ -323,6 +355,8 @@ class _Walk:
         ai, model = ai_tokens(scan.messages)
         new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
         self.tape.observe(scan.messages, scan.new, step if step is not None else 0)
+        if decoded:
+            self.tape.note_writes(decoded, values, scan.messages)
         pending: list[dict[str, Any]] = []
         if not ck.has_child:
             answers = tool_messages(decoded)

@@ -1,8 +1,15 @@
 """The ``tool_calls`` tape of a LangGraph run, rebuilt from the messages in its states.
 
 Each AI message is a model call (``kind='model'``): its request is a reference to what the
-model was given, ``{"messages": [ids of the messages before it]}``, its response the message,
-its step the step of the first checkpoint holding it. Each tool call of an AI message is a
+model was given, ``{"messages": [ids]}``, its response the message, its step the step of the
+first checkpoint holding it. The ids are those of the state of the task that wrote the
+answer, read from the writes of the checkpoint its superstep started from
+(:meth:`Tape.note_writes`): the messages of that checkpoint (a node), or of the ``Send``'s
+argument (a ``Send`` branch), then those the task wrote before the answer. Siblings of the
+same superstep (other branches, other nodes) are not in it. Without such a write (a state
+edited by ``update_state``) the ids are those before the answer in the state holding it.
+An AI message the run's input wrote (``__start__``: a subgraph's input from its parent) is
+no call of this run. Each tool call of an AI message is a
 tool call (``kind='tool'``, request = the arguments) on the step that ran it: the step of the
 checkpoint where its tool message first appears, or of the checkpoint whose pending writes
 hold that tool message (a superstep that failed after the tool finished). Response is the
@@ -20,10 +27,23 @@ so ``is_write`` is false.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loaders.langgraph.decode import to_json
-from loaders.langgraph.map import DEFAULT_IDEMPOTENCY_ARG, Facts, Seen, key_in
+from loaders.langgraph.map import (
+    CONTROL_WRITES,
+    DEFAULT_IDEMPOTENCY_ARG,
+    Facts,
+    Seen,
+    facts_of,
+    is_internal,
+    is_message,
+    key_in,
+)
+from loaders.langgraph.tasks import NULL_TASK, task_name
+
+if TYPE_CHECKING:
+    from loaders.langgraph.source import RawWrite
 
 
 def _key(run: str, call_id: str) -> int:
@@ -34,9 +54,15 @@ def _key(run: str, call_id: str) -> int:
 class Tape:
     """Collects the calls of one run while its checkpoints are walked."""
 
-    def __init__(self, run_id: str, names: tuple[str, ...] = (DEFAULT_IDEMPOTENCY_ARG,)) -> None:
+    def __init__(
+        self, run_id: str, names: tuple[str, ...] = (DEFAULT_IDEMPOTENCY_ARG,), ns: str = ""
+    ) -> None:
         self.run_id = run_id
         self.names = names
+        self.ns = ns
+        """The run's namespace (``""`` for the root graph)."""
+        self.asked: dict[str, list[str] | None] = {}
+        """Per AI message id, the ids its model was given (None: the input wrote it)."""
         self.calls: dict[str, dict[str, Any]] = {}
         self._tool_rows: dict[str, dict[bytes, str]] = {}
         """Per tool call id, the row id of each distinct argument text."""
@@ -63,6 +89,11 @@ class Tape:
         before: list[str] | None = None
         for m, f in new:
             if f.kind == "ai":
+                if f.key in self.asked:
+                    asked = self.asked.pop(f.key)
+                    if asked is not None:  # None: the input's, no call of this run
+                        self._model(m, f, step, asked, whole=True)
+                    continue
                 if before is None:
                     before = [g.key for _, g in messages]
                 self._model(m, f, step, before)
@@ -70,11 +101,64 @@ class Tape:
         if answers:
             self.answer(answers, step)
 
-    def _model(self, m: dict[str, Any], f: Facts, step: int, keys: list[str]) -> None:
+    def note_writes(
+        self, decoded: list[tuple[RawWrite, Any]], values: dict[str, Any], messages: list[Seen]
+    ) -> None:
+        """Note what the model that wrote each AI message of this checkpoint's writes was
+        given: the task's state (this checkpoint's messages, or its ``Send``'s argument) and
+        the messages the task wrote before it. Messages without an id (they get one when
+        the state is reduced) cannot be named and are left out.
+
+        Args:
+            decoded: the checkpoint's writes, decoded.
+            values: the checkpoint's channel values (``__pregel_tasks`` holds the Sends).
+            messages: the checkpoint's messages (``StateScan.messages``).
+        """
+        by_task: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+        for w, v in decoded:
+            if w.channel in CONTROL_WRITES or is_internal(w.channel) or w.task_id == NULL_TASK:
+                continue
+            for m in v if isinstance(v, list) else [v]:
+                if is_message(m) and m.get("id"):
+                    by_task.setdefault(w.task_id, (w.task_path or "", []))[1].append(m)
+        state: list[str] | None = None
+        for path, written in by_task.values():
+            if not any(m.get("type") in ("ai", "AIMessageChunk") for m in written):
+                continue
+            name = task_name(path)
+            base: list[str]
+            if name == "__start__":
+                for m in written:
+                    self.asked[str(m["id"])] = None
+                continue
+            if name.startswith("push:"):
+                base = _send_messages(values, name[5:])
+            else:
+                if state is None:
+                    state = [f.key for _, f in messages]
+                base = state
+            if len(written) == 1:  # a node's one answer (not an edit of a message it holds)
+                mid = str(written[0]["id"])
+                if mid not in base:
+                    self.asked.setdefault(mid, base)
+                continue
+            seen = dict.fromkeys(base)
+            for m in written:
+                mid = str(m["id"])
+                if m.get("type") in ("ai", "AIMessageChunk") and mid not in seen:
+                    self.asked.setdefault(mid, list(seen))
+                seen[mid] = None
+
+    def _model(
+        self, m: dict[str, Any], f: Facts, step: int, keys: list[str], whole: bool = False
+    ) -> None:
+        """Note a model call; ``keys`` is what it was given (``whole``), or the state that
+        holds its answer (the ids before the answer)."""
         call_id = f"model:{f.key}"
         if call_id not in self.calls:
-            upto = keys.index(f.key) if f.key in keys else len(keys)
-            request = to_json({"messages": keys[:upto]})
+            if not whole and f.key in keys:
+                keys = keys[: keys.index(f.key)]
+            request = to_json({"messages": keys})
             self._add(call_id, step, kind="model", name=f.model or "model", request=request,
                       response=f.json, error=None)  # fmt: skip
         for tc in f.calls:
@@ -125,6 +209,41 @@ class Tape:
         if row_id is not None and self.calls[row_id]["response"] is None:
             self.calls[row_id].update(error=error, step_index=step)
 
-    def rows(self) -> list[dict[str, Any]]:
-        """The run's calls in ``seq`` order."""
-        return list(self.calls.values())
+    def rows(self, made_below: frozenset[str] | set[str] = frozenset()) -> list[dict[str, Any]]:
+        """The run's calls in ``seq`` order, but those ``made_below`` (call ids a nested
+        namespace holds: its messages flowed up into this run's state), renumbered."""
+        out = [r for r in self.calls.values() if r["call_id"] not in made_below]
+        if len(out) < len(self.calls):
+            for i, r in enumerate(out):
+                r["seq"] = i
+        return out
+
+
+def _send_messages(values: dict[str, Any], index: str) -> list[str]:
+    """Ids of the messages a ``Send`` carried (its branch's state), by its index."""
+    sends = values.get("__pregel_tasks")
+    i = int(index) if index.isdigit() else -1
+    send = sends[i] if isinstance(sends, list) and 0 <= i < len(sends) else None
+    arg = send.get("arg") if isinstance(send, dict) else None
+    if not isinstance(arg, dict):
+        return []
+    out = []
+    for v in arg.values():
+        for m in v if isinstance(v, list) else [v]:
+            if is_message(m):
+                out.append(str(m.get("id")) if m.get("id") else facts_of(m).key)
+    return out
+
+
+def enclosing(ns: str) -> list[str]:
+    """The namespaces a namespace is nested in, the root's ``""`` first (none for the root).
+
+    A subgraph sharing a channel of messages with its parent hands its AI messages up: the
+    parent's state (and the root's) then holds the same calls. Each call stays on the tape of
+    the deepest namespace holding it, the one that made it: the calls of a namespace are left
+    out of the tapes of those it is nested in.
+    """
+    if not ns:
+        return []
+    parts = ns.split("|")
+    return ["|".join(parts[:depth]) for depth in range(len(parts))]

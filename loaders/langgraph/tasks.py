@@ -113,7 +113,8 @@ class TaskWrites:
     """Some write is output: the task finished (LangGraph leaves it out of ``next``)."""
 
 
-def _task_name(path: str) -> str:
+def task_name(path: str) -> str:
+    """The task a write's ``task_path`` names: the node, or ``push:<index>`` for a Send."""
     parts = [p.strip() for p in path.split(",")]
     if parts[0] == PULL_PATH and len(parts) > 1:
         return parts[1]
@@ -129,7 +130,7 @@ def task_writes(decoded: list[tuple[RawWrite, Any]]) -> list[TaskWrites]:
     for w, v in decoded:
         if w.task_id == NULL_TASK:
             continue
-        t = tasks.setdefault(w.task_id, TaskWrites(_task_name(w.task_path or w.task_id)))
+        t = tasks.setdefault(w.task_id, TaskWrites(task_name(w.task_path or w.task_id)))
         if w.channel == "__interrupt__":
             t.interrupts += _interrupts([v])
         elif w.channel == "__resume__":

@@ -30,6 +30,8 @@ class Built:
     values: dict[str, dict[str, Any]]
     """Per thread, the head's ``get_state().values`` (LangChain messages)."""
     store: Path
+    source: str = ""
+    """What was imported (a SQLite file or a Postgres URL)."""
 
 
 Build = Callable[[Callable[[Any], dict[str, Any]]], Built]
@@ -61,6 +63,6 @@ def builder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Build]:
             store = tmp_path / "store.duckdb"
             with Store.open(store) as s:
                 import_source(s, source, ImportOptions())
-        return Built(says, tuples, values, store)
+        return Built(says, tuples, values, store, source)
 
     yield go
