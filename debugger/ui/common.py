@@ -304,7 +304,8 @@ PAGE_RUNNERS = {p.module: _runner(p.module) for p in PAGES}
 
 
 def register_pages(pages: dict[str, Any]) -> None:
-    """Remember the app's pages by URL path (called by entry.py on every run)."""
+    """Remember the app's pages by their URL path in :data:`PAGES` (called by entry.py on
+    every run; the default page is served at the root whatever its path)."""
     _PAGES.clear()
     _PAGES.update(pages)
 

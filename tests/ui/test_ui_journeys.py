@@ -224,3 +224,35 @@ def test_the_fork_tree_boxes_open_their_checkpoints(served: Any, page: Any) -> N
     node.click()
     page.wait_for_url(f"**checkpoint={REEXECUTED}%2Fc009**", timeout=15_000)
     page.get_by_text(f"checkpoint {REEXECUTED}/c009").first.wait_for(timeout=30_000)
+
+
+def test_every_pages_address_opens_that_page(served: Any, page: Any) -> None:
+    """Each page's URL as a person bookmarks or shares it, the default page's own included
+    (Streamlit serves that one at the root and answers its path with "Page not found")."""
+    from debugger.ui.common import PAGES
+
+    base, _ = served
+    expected = {
+        "runs?status=crashed": "Needs attention",
+        f"timeline?run={CRASHED}&step=5": "Step 5",
+        f"diff?a={CRASHED}:5&b={CRASHED}:6": f"{CRASHED}:5 → {CRASHED}:6",
+        f"audit?run={CRASHED}": "Could each run be resumed safely",
+        "replay": "Re-run a run from one of its checkpoints",
+        "migrations": "Schema versions in the store",
+        "import": "Re-importing a source adds only new rows",
+        "sql": "Read-only over the store",
+    }
+    assert {u.split("?")[0] for u in expected} == {p.url for p in PAGES}  # every page
+    for url, text in expected.items():
+        _open(page, f"{base}/{url}", text)
+        page.wait_for_timeout(500)  # a "Page not found" dialog comes with the page
+        assert not page.get_by_text("Page not found").count(), url
+    # the Runs page's address keeps its filter: only the crashed runs are listed
+    _open(page, f"{base}/runs?status=crashed", "Needs attention")
+    page.wait_for_url("**status=crashed**", timeout=15_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('table:has(a.run) tbody tr').length === 2",
+        timeout=15_000,
+    )
+    assert page.get_by_role("heading", name="Runs").count()
+    assert not page.outside
