@@ -11,6 +11,7 @@ from debugger.pages_data.timeline import StepRef, diff_rows, find_ref
 from debugger.report.split import split_lines
 from debugger.store import Store
 
+
 def parse_patterns(text: str) -> tuple[str, ...]:
     """The ignore patterns typed in a text box: separated by commas or newlines, blanks dropped.
 

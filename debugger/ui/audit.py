@@ -16,10 +16,10 @@ import streamlit as st
 
 from debugger.audit import audit_run, verdict_title
 from debugger.migrations import SETTING
-from debugger.settings import config_file
 from debugger.model import AuditReport, Finding
 from debugger.pages_data.audit import effect_rows, store_warnings, verdict_rows
 from debugger.pages_data.markup import md_text
+from debugger.settings import config_file
 from debugger.store import Store
 from debugger.ui.common import generation, get_store, guarded, page_for, page_labels
 

@@ -256,3 +256,24 @@ def test_every_pages_address_opens_that_page(served: Any, page: Any) -> None:
     )
     assert page.get_by_role("heading", name="Runs").count()
     assert not page.outside
+
+
+def test_a_value_too_long_for_the_page_downloads_whole(
+    page: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import json
+
+    from tests.ui.test_ui_review import long_value_store
+
+    store, value = long_value_store(tmp_path_factory.mktemp("long"))
+    with serving(store) as base:
+        _open(page, f"{base}/timeline?run=run-0&step=1", "Run metadata and versions")
+        page.locator("table.ss-table summary", has_text="transcript").first.click()
+        page.get_by_text("the whole value is a download below the table").wait_for()
+        with page.expect_download(timeout=60_000) as download:
+            name = "Download the whole Value of metadata.transcript"
+            page.get_by_role("button", name=name).click()
+        saved = Path(download.value.path()).read_text()
+    assert download.value.suggested_filename == "Value_of_metadata.transcript.json"
+    assert json.loads(saved) == value  # every character, the end included
+    assert not page.outside
