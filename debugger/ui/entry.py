@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from debugger.pages_data.markup import md_text
 from debugger.ui import common
 
 ICON = Path(__file__).with_name("icon.png")
@@ -51,7 +52,10 @@ def _to_default_page() -> None:
 
 def _sidebar() -> None:
     with st.sidebar:
-        st.caption(f"Store: `{common.store_path()}`")
+        # HTML rather than Markdown's backticks: the sidebar is drawn first, and HTML in
+        # Markdown has the browser load its renderer now, not when the runs table arrives
+        st.caption(f"Store: <code>{md_text(common.store_path())}</code>",
+                   unsafe_allow_html=True)  # fmt: skip
         if st.button(
             "Reload store",
             icon=":material/refresh:",
