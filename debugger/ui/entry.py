@@ -54,7 +54,7 @@ def _sidebar() -> None:
     with st.sidebar:
         # HTML rather than Markdown's backticks: the sidebar is drawn first, and HTML in
         # Markdown has the browser load its renderer now, not when the runs table arrives
-        st.caption(f"Store: <code>{md_text(common.store_path())}</code>",
+        st.caption(f"Store: <code>{md_text(common.shown_path(common.store_path()))}</code>",
                    unsafe_allow_html=True)  # fmt: skip
         if st.button(
             "Reload store",

@@ -31,6 +31,7 @@ from debugger.ui.common import (
     guarded,
     open_cached,
     page_labels,
+    shown_path,
     warm_store,
 )
 
@@ -164,7 +165,7 @@ def page() -> None:
         _attention(attention_items(stopped, {}, shown), needing, len(stopped))
     caption.caption(
         f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} need "
-        f"attention) in {store.path}. "
+        f"attention) in {md_text(shown_path(store.path))}. "
         f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:

@@ -4,8 +4,9 @@ Triage (replays grouped, an audit-error run in Needs attention, a badge filter, 
 that fits), the crash step marked with the pending effect visible without scrolling, a
 shortened value opened in full, a bad deep link, a replay result's address, an import from
 the command line while the app is open, hostile content shown as text with no request
-leaving the page, and the incident report opened offline. With ``--update-snapshots`` the
-screenshots in docs/ are rewritten.
+leaving the page, and the incident report opened offline. Each journey's screenshot goes to
+the test's temporary directory; the ones in docs/ come from the bundled samples alone
+(``python docs/screenshots.py``), not from this store with its hostile run.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from tests.fixtures.hostile import BEACON_HOST, REPLAYED, RUN, STATE_IMAGE
 from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.conftest import CRASHED, REEXECUTED, REFUND_KEY
 
-REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "docs"
 LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:")
 
 pytestmark = [
@@ -76,13 +75,13 @@ def _open(page: Any, url: str, text: str) -> None:
     page.get_by_text(text).first.wait_for(timeout=30_000)
 
 
-def _shot(page: Any, name: str, update: bool, tmp_path: Path) -> None:
+def _shot(page: Any, name: str, tmp_path: Path) -> None:
     page.wait_for_timeout(600)
-    page.screenshot(path=str(DOCS / name if update else tmp_path / name))
+    page.screenshot(path=str(tmp_path / name))
 
 
 def test_triage_groups_replays_filters_on_click_and_fits(
-    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+    served: Any, page: Any, tmp_path: Path
 ) -> None:
     base, _ = served
     _open(page, base, "Needs attention")
@@ -100,7 +99,7 @@ def test_triage_groups_replays_filters_on_click_and_fits(
         " return [t.scrollWidth, t.parentElement.clientWidth, Math.max(...rows)]; }"
     )
     assert fits[0] <= fits[1] + 1 and fits[2] < 45, fits  # no overflow, one line a row
-    _shot(page, "runs-triage.png", update_snapshots, tmp_path)
+    _shot(page, "runs-triage.png", tmp_path)
     page.get_by_role("button", name="crashed").first.click()
     page.wait_for_url("**status=crashed**", timeout=15_000)
     page.wait_for_function(
@@ -115,7 +114,7 @@ def test_triage_groups_replays_filters_on_click_and_fits(
 
 
 def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
-    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+    served: Any, page: Any, tmp_path: Path
 ) -> None:
     base, _ = served
     _open(page, f"{base}/timeline?run={CRASHED}", "Step 7 was attempted and never checkpointed")
@@ -126,7 +125,7 @@ def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
     assert box["y"] + box["height"] <= 900  # visible without scrolling
     finding = page.get_by_text("effect-outcome-unknown").first.bounding_box()
     assert finding["y"] + finding["height"] <= 900
-    _shot(page, "timeline-crash.png", update_snapshots, tmp_path)
+    _shot(page, "timeline-crash.png", tmp_path)
     # a shortened value opens in full on click
     summary = page.locator("table.ss-table summary", has_text="amount_cents").first
     assert not page.get_by_text("within the 30-day window").first.is_visible()
@@ -136,7 +135,7 @@ def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
     page.get_by_role("link", name="Diff with the previous step").click()
     page.wait_for_url(f"**/diff?a={CRASHED}%3A5&b={CRASHED}%3A6**", timeout=15_000)
     page.locator("table.ss-split tr.replace").first.wait_for(timeout=30_000)
-    _shot(page, "diff-split.png", update_snapshots, tmp_path)
+    _shot(page, "diff-split.png", tmp_path)
     assert not page.outside
 
 
