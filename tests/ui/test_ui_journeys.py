@@ -246,13 +246,13 @@ def test_every_pages_address_opens_that_page(served: Any, page: Any) -> None:
         _open(page, f"{base}/{url}", text)
         page.wait_for_timeout(500)  # a "Page not found" dialog comes with the page
         assert not page.get_by_text("Page not found").count(), url
-    # the Runs page's address keeps its filter: only the crashed runs are listed
+    # the Runs page's address keeps its filter: only crashed runs are listed
     _open(page, f"{base}/runs?status=crashed", "Needs attention")
     page.wait_for_url("**status=crashed**", timeout=15_000)
-    page.wait_for_function(
-        "() => document.querySelectorAll('table:has(a.run) tbody tr').length === 2",
-        timeout=15_000,
-    )
+    table = page.locator("table:has(a.run)")
+    table.get_by_text(CRASHED, exact=True).wait_for(timeout=15_000)
+    statuses = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
+    assert statuses and all("crashed" in s for s in statuses), statuses
     assert page.get_by_role("heading", name="Runs").count()
     assert not page.outside
 
