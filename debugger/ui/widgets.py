@@ -58,11 +58,11 @@ def text_table(
             total = row.get(f"{column}_chars")
             if total is None:
                 continue
-            what = f"{heading} of {row.get(name)}" if name else f"{heading} of row {i + 1}"
+            what = f"{row.get(name) if name else f'row {i + 1}'} ({heading.lower()})"
             st.download_button(
-                f"Download the whole {md_text(what)} ({total:,} characters)",
+                f"Download {md_text(what)} in full, {total:,} characters",
                 data=functools.partial(whole, i, column),
-                file_name=re.sub(r"[^\w.-]+", "_", what)[:80] + ".json",
+                file_name=re.sub(r"[^\w.-]+", "_", what).strip("_")[:80] + ".json",
                 mime="application/json",
                 on_click="ignore",
                 icon=":material/download:",

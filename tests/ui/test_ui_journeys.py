@@ -270,9 +270,9 @@ def test_a_value_too_long_for_the_page_downloads_whole(
         page.locator("table.ss-table summary", has_text="transcript").first.click()
         page.get_by_text("the whole value is a download below the table").wait_for()
         with page.expect_download(timeout=60_000) as download:
-            name = "Download the whole Value of metadata.transcript"
+            name = "Download metadata.transcript (value) in full"
             page.get_by_role("button", name=name).click()
         saved = Path(download.value.path()).read_text()
-    assert download.value.suggested_filename == "Value_of_metadata.transcript.json"
+    assert download.value.suggested_filename == "metadata.transcript_value.json"
     assert json.loads(saved) == value  # every character, the end included
     assert not page.outside

@@ -234,7 +234,7 @@ def test_a_value_too_long_for_the_page_is_a_download(tmp_path: Path) -> None:
     assert len(body) < 3 * FULL_CHARS
     [label] = [html.unescape(b.proto.label) for b in at.get("download_button")
                if "transcript" in html.unescape(b.proto.label)]  # fmt: skip
-    assert label == f"Download the whole Value of metadata.transcript ({total:,} characters)"
+    assert label == f"Download metadata.transcript (value) in full, {total:,} characters"
     # what the button downloads: the same row built again, uncut
     with Store.open(store, read_only=True) as s:
         view = step_view(s, "run-0", 1)
