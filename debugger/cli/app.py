@@ -50,9 +50,11 @@ def launch_app(
         os.environ.setdefault(name, value)
     resolved = str(Path(store).resolve())
     os.environ["STEPSCOPE_STORE"] = resolved
-    settings = config_file()  # found from the user's directory: the server runs elsewhere
+    # the settings file as found from the user's directory (a relative $STEPSCOPE_CONFIG
+    # included): the server runs in another directory
+    settings = config_file()
     if settings is not None:
-        os.environ.setdefault(CONFIG.name, str(settings.resolve()))
+        os.environ[CONFIG.name] = str(settings.resolve())
     config_dir = Path(__file__).resolve().parents[2]
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops the server: not an error
         serve.serve(resolved, port, browser=browser, config_dir=config_dir, json_doc=json_doc)
