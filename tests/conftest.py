@@ -4,10 +4,10 @@ Fixture modules in ``tests/fixtures/`` are loaded as plugins, so each area keeps
 fixtures in its own file. An autouse fixture keeps a developer's own ``STEPSCOPE_*``
 variables and working directory out of every test.
 
-One switch rewrites every committed expected file (audit and replay snapshots, the docs
-screenshot): ``pytest --update-snapshots`` or ``STEPSCOPE_UPDATE_SNAPSHOTS=1 pytest``. It is
-read here once, before the autouse fixture clears ``STEPSCOPE_*``, and tests ask for it
-through the ``update_snapshots`` fixture.
+One switch rewrites every committed expected file (audit and replay snapshots):
+``pytest --update-snapshots`` or ``STEPSCOPE_UPDATE_SNAPSHOTS=1 pytest``; the screenshots in
+docs/ come from ``python docs/screenshots.py``. It is read here once, before the autouse
+fixture clears ``STEPSCOPE_*``, and tests ask for it through the ``update_snapshots`` fixture.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-snapshots",
         action="store_true",
         default=False,
-        help=f"Rewrite the committed expected files (snapshots, docs screenshot) from the "
+        help=f"Rewrite the committed expected files (audit and replay snapshots) from the "
         f"current output instead of comparing; {UPDATE_SNAPSHOTS_ENV}=1 does the same. "
         "Review the diff.",
     )

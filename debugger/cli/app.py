@@ -11,6 +11,7 @@ import click
 
 from debugger.cli.support import command, resolve_store
 from debugger.errors import StepscopeError
+from debugger.settings import CONFIG, config_file
 
 
 def launch_app(
@@ -49,6 +50,11 @@ def launch_app(
         os.environ.setdefault(name, value)
     resolved = str(Path(store).resolve())
     os.environ["STEPSCOPE_STORE"] = resolved
+    # the settings file as found from the user's directory (a relative $STEPSCOPE_CONFIG
+    # included): the server runs in another directory
+    settings = config_file()
+    if settings is not None:
+        os.environ[CONFIG.name] = str(settings.resolve())
     config_dir = Path(__file__).resolve().parents[2]
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops the server: not an error
         serve.serve(resolved, port, browser=browser, config_dir=config_dir, json_doc=json_doc)

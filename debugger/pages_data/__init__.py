@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         step_refs,
         step_view,
         view_of,
+        whole_value,
     )
 
 _HOME = {
@@ -49,7 +50,7 @@ _HOME = {
     **dict.fromkeys(("ATTENTION", "needing_attention", "status_counts"), "runs"),
     **dict.fromkeys(
         ("MAX_DIFF_ROWS", "StepRef", "StepView", "budget_series", "find_ref",
-         "previous_ref", "step_refs", "step_view", "view_of"), "timeline"),
+         "previous_ref", "step_refs", "step_view", "view_of", "whole_value"), "timeline"),
 }  # fmt: skip
 """Where each name lives. The submodules are imported on first use, so the Runs page (the
 app's first page) does not wait for the diff code's DeepDiff and pydantic imports."""
@@ -91,4 +92,5 @@ __all__ = [
     "step_refs",
     "step_view",
     "view_of",
+    "whole_value",
 ]

@@ -7,11 +7,12 @@ from typing import Any
 import orjson
 
 from debugger.audit import audit_store, summary_rows, verdict_title
+from debugger.audit.retention import retention_findings
 from debugger.migrations import Registry
 from debugger.model import AuditReport
 from debugger.store import Store
 
-__all__ = ["effect_rows", "verdict_rows"]
+__all__ = ["effect_rows", "store_warnings", "verdict_rows"]
 
 
 def verdict_rows(store: Store, migrations: Registry | str | None = None) -> list[dict[str, Any]]:
@@ -38,3 +39,15 @@ def effect_rows(report: AuditReport) -> list[dict[str, Any]]:
          "args": orjson.dumps(c.args).decode()}
         for c in report.verify_effects
     ]  # fmt: skip
+
+
+def store_warnings(store: Store) -> list[dict[str, Any]]:
+    """The store-level findings (``no-retention``: run content kept with no rule to expire
+    it), as ``stepscope audit --all`` prints them after its table.
+
+    They concern the store, not one run, so the Audit page shows them above its verdicts.
+
+    Raises:
+        StepscopeError: the settings file cannot be read.
+    """
+    return [f.to_dict() for f in retention_findings(store)]

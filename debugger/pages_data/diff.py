@@ -6,19 +6,10 @@ from dataclasses import asdict
 from typing import Any
 
 from debugger.diff import CheckpointSpec, diff_refs
-from debugger.json_text import preview
 from debugger.pages_data.recent import gc_paused
 from debugger.pages_data.timeline import StepRef, diff_rows, find_ref
 from debugger.report.split import split_lines
 from debugger.store import Store
-
-SIDE_VALUE_CHARS = 2000
-"""Values longer than this are shown as previews in the side-by-side diff."""
-
-
-def _side(value: Any) -> Any:
-    text = preview(value, SIDE_VALUE_CHARS)
-    return value if not text.endswith("…") else text
 
 
 def parse_patterns(text: str) -> tuple[str, ...]:
@@ -78,10 +69,10 @@ def diff_view(
 
     Returns:
         A JSON-ready dict: ``a``/``b`` (refs), ``summary``, ``total`` state rows, ``rows``
-        (previews, at most ``limit``), ``old_side``/``new_side`` (path to value, for the
-        side-by-side view), ``budgets``, ``effects`` and ``metadata`` changes, and ``split``:
-        both whole states pretty-printed and aligned line by line
-        (:func:`debugger.report.split.split_lines`).
+        (previews, at most ``limit``), ``budgets``, ``effects`` and ``metadata`` changes, and
+        ``split``: both whole states pretty-printed and aligned line by line for the
+        side-by-side view (:func:`debugger.report.split.split_lines`, which the incident
+        report's diff uses too).
 
     Raises:
         NotFound: a run, step or checkpoint does not exist.
@@ -98,8 +89,6 @@ def diff_view(
         "summary": cd.summary(),
         "total": len(cd.state),
         "rows": diff_rows(shown, limit),
-        "old_side": {r.path: _side(r.old) for r in shown if not r.kind.endswith("_added")},
-        "new_side": {r.path: _side(r.new) for r in shown if not r.kind.endswith("_removed")},
         "budgets": [x.to_dict() for x in cd.budgets],
         "effects": [
             {k: v for k, v in e.to_dict().items() if k not in ("old", "new")} for e in cd.effects

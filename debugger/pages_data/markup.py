@@ -38,7 +38,8 @@ _ATTR_SPECIAL = _MARKDOWN_SPECIAL | set("|\"'<>&")
 CELL_CHARS = 90
 """Characters of a value shown in a table cell; a click opens the rest."""
 FULL_CHARS = 20_000
-"""Longest value a cell opens in full; past it the cell says where the whole value is."""
+"""Longest value a cell opens in full; past it the cell says the whole value is a download
+(the page stays light however long a value is)."""
 
 
 def md_text(value: Any, limit: int | None = None) -> str:
@@ -65,24 +66,32 @@ def html_text(value: Any) -> str:
     return "" if value is None else escape(str(value), quote=True)
 
 
-def cell_html(text: Any, full: Any = None, limit: int = CELL_CHARS) -> str:
+def cell_html(
+    text: Any, full: Any = None, limit: int = CELL_CHARS, total: int | None = None
+) -> str:
     """One cell: the text on one line, shortened to ``limit``; a click opens it in full.
 
     Args:
         text: what the cell shows (already a preview, or the value's text).
         full: the whole value when ``text`` is a preview of it (None: ``text`` is whole).
         limit: characters shown before the click.
+        total: the value's length when ``full`` itself is cut (past :data:`FULL_CHARS`):
+            the cell says so, and the page offers the whole value as a download.
     """
     shown = "" if text is None else " ".join(str(text).split())
     whole = str(full) if full is not None else ("" if text is None else str(text))
     if len(shown) <= limit and (full is None or whole == shown):
         return html_text(shown)
     short = shown[: limit - 1] + ELLIPSIS if len(shown) > limit else shown
-    if len(whole) > FULL_CHARS:
-        whole = whole[:FULL_CHARS] + f"{ELLIPSIS} ({len(whole) - FULL_CHARS:,} more characters)"
+    note = ""
+    if total is None and len(whole) > FULL_CHARS:
+        total, whole = len(whole), whole[: FULL_CHARS - 1] + ELLIPSIS
+    if total is not None:
+        note = (f'<div class="ss-cut">The first {len(whole) - 1:,} of {total:,} characters: '
+                "the whole value is a download below the table.</div>")  # fmt: skip
     return (
         f'<details class="ss-cell"><summary title="click to open in full">{html_text(short)}'
-        f"</summary><pre>{html_text(whole)}</pre></details>"
+        f"</summary><pre>{html_text(whole)}</pre>{note}</details>"
     )
 
 
@@ -96,6 +105,7 @@ TABLE_CSS = """<style>
   white-space:nowrap;list-style:none}
 .ss-table details summary::-webkit-details-marker{display:none}
 .ss-table details[open] summary{color:#78716c}
+.ss-table .ss-cut{color:#b45309;font-size:0.8rem}
 .ss-table pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font-size:0.8rem;
   max-height:24rem;overflow:auto;background:#f5f5f4;padding:6px;border-radius:4px}
 </style>"""
@@ -124,7 +134,11 @@ def table_html(
     body = []
     for row in rows:
         cells = "".join(
-            f"<td>{cell_html(row.get(k), row.get(full[k]) if k in full else None)}</td>"
+            "<td>"
+            + cell_html(
+                row.get(k), row.get(full[k]) if k in full else None, total=row.get(f"{k}_chars")
+            )
+            + "</td>"
             for k in columns
         )
         body.append(f"<tr>{cells}</tr>")

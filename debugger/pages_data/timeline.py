@@ -9,7 +9,10 @@ full state is fetched only when someone asks for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+import sys
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -19,7 +22,7 @@ import pandas as pd
 from debugger.contract import BUDGET_LIMITS, BUDGETS
 from debugger.diff import DiffRow, diff_checkpoints, diff_states
 from debugger.diff.text import StateText
-from debugger.json_text import ELLIPSIS, loads, preview
+from debugger.json_text import ELLIPSIS, PREVIEW_CHARS, loads, preview
 from debugger.model import Checkpoint, Effect, ToolCall
 from debugger.pages_data.markup import FULL_CHARS
 from debugger.pages_data.recent import fetch, gc_paused
@@ -149,17 +152,66 @@ class StepView:
         return orjson.dumps(self.to_dict()).decode()
 
 
-def full_text(value: Any, shown: str) -> str | None:
-    """A value's whole text (up to :data:`FULL_CHARS`) when ``shown`` is a shortened preview
-    of it, else None: the page opens it in full on click."""
-    return preview(value, FULL_CHARS) if shown.endswith(ELLIPSIS) else None
+_FULL_LIMIT: ContextVar[int] = ContextVar("stepscope_full_limit", default=FULL_CHARS)
+"""Longest ``*_full`` text a row carries: :data:`FULL_CHARS` for a page, none in
+:func:`uncut` (a download of one value)."""
 
 
 def _with_full(row: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
-    row[key] = shown = preview(value)
-    if (whole := full_text(value, shown)) is not None:
-        row[f"{key}_full"] = whole
+    """Set ``row[key]`` to the value's preview; a shortened value's text is under
+    ``KEY_full`` (up to :data:`FULL_CHARS`: the page opens it on click), and a value longer
+    than that gives its length under ``KEY_chars`` (the page offers it whole as a download,
+    read again by :func:`whole_value`, so the page's data stays small)."""
+    text = preview(value, sys.maxsize)
+    row[key] = _cut(text, PREVIEW_CHARS)
+    if len(text) > PREVIEW_CHARS:
+        limit = _FULL_LIMIT.get()
+        row[f"{key}_full"] = _cut(text, limit)
+        if len(text) > limit:
+            row[f"{key}_chars"] = len(text)
     return row
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+@contextmanager
+def uncut() -> Iterator[None]:
+    """Within this, the rows' ``*_full`` texts are whole, however long."""
+    token = _FULL_LIMIT.set(sys.maxsize)
+    try:
+        yield
+    finally:
+        _FULL_LIMIT.reset(token)
+
+
+def whole_value(
+    store: Store,
+    run_id: str,
+    checkpoint_id: str,
+    ignore_paths: tuple[str, ...],
+    table: str,
+    index: int,
+    column: str,
+    refs: list[StepRef] | None = None,
+) -> str:
+    """The whole text of one value that a step's view cut (``KEY_chars`` in its row), for
+    a download: the step's view built again with nothing cut, so it is the same value.
+
+    Args:
+        table: the view's list (``diff``, ``pending_effects``, ``metadata``, ``calls``).
+        index: the row in that list.
+        column: the row's key (``value``, ``args``, ``request``...).
+
+    Raises:
+        NotFound: the run or checkpoint is gone (the store changed).
+    """
+    with uncut():
+        view = step_view(store, run_id, checkpoint_id=checkpoint_id,
+                         ignore_paths=ignore_paths, refs=refs)  # fmt: skip
+    row = getattr(view, table)[index]
+    return str(row.get(f"{column}_full", row[column]))
 
 
 def diff_rows(rows: list[DiffRow], limit: int = MAX_DIFF_ROWS) -> list[dict[str, str]]:

@@ -17,8 +17,9 @@ import streamlit as st
 from debugger.audit import audit_run, verdict_title
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
-from debugger.pages_data.audit import effect_rows, verdict_rows
+from debugger.pages_data.audit import effect_rows, store_warnings, verdict_rows
 from debugger.pages_data.markup import md_text
+from debugger.settings import config_file
 from debugger.store import Store
 from debugger.ui.common import generation, get_store, guarded, page_for, page_labels
 
@@ -62,6 +63,30 @@ def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
     if text is None:
         return None
     return pd.DataFrame(orjson.loads(text))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _store_warnings_json(_store: Store, path: str, gen: int, config: tuple[str, int]) -> str:
+    # keyed on the store's generation and the settings file (a [prune] rule ends the warning)
+    return orjson.dumps(store_warnings(_store)).decode()
+
+
+def _config_key() -> tuple[str, int]:
+    path = config_file()
+    if path is None:
+        return "", 0
+    try:
+        return str(path), path.stat().st_mtime_ns
+    except OSError:
+        return str(path), 0  # a missing named file: store_warnings says so, with its hint
+
+
+def _store_findings(store: Store) -> None:
+    """The store-level warnings (no retention rule), as ``stepscope audit --all`` gives them."""
+    text = guarded(_store_warnings_json, store, store.path, generation(), _config_key())
+    for f in orjson.loads(text) if text else []:
+        st.warning(f"**{md_text(f['rule_id'])}** {md_text(f['message'])}\n\n"
+                   f"Hint: {md_text(f['hint'])}", icon=":material/inventory_2:")  # fmt: skip
 
 
 def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
@@ -153,6 +178,7 @@ def page() -> None:
         "Could each run be resumed safely, and what would a resume do? Each finding names "
         "its rule and what to check; `stepscope audit RUN` prints the same in a terminal."
     )
+    _store_findings(store)
     event = st.dataframe(frame, hide_index=True, width="stretch", key="audit_verdicts",
                          on_select="rerun", selection_mode="single-row")  # fmt: skip
     run_id = _pick_run(frame, list(event.selection.rows))

@@ -75,6 +75,15 @@ def store_path() -> str:
     return str(path or default_store_path())
 
 
+def shown_path(path: str) -> str:
+    """A store path as the app shows it: under the home directory as ``~/...`` (shorter,
+    and a screenshot does not show whose machine it is)."""
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
 class _Shared:
     """The one read-only connection of a store file, open only while a script run reads.
 
@@ -304,7 +313,8 @@ PAGE_RUNNERS = {p.module: _runner(p.module) for p in PAGES}
 
 
 def register_pages(pages: dict[str, Any]) -> None:
-    """Remember the app's pages by URL path (called by entry.py on every run)."""
+    """Remember the app's pages by their URL path in :data:`PAGES` (called by entry.py on
+    every run; the default page is served at the root whatever its path)."""
     _PAGES.clear()
     _PAGES.update(pages)
 

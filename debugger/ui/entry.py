@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from debugger.pages_data.markup import md_text
 from debugger.ui import common
 
 ICON = Path(__file__).with_name("icon.png")
@@ -26,22 +27,35 @@ def main() -> None:
     # a local icon: a Material icon here would be fetched from Google's font server
     st.set_page_config(page_title="Stepscope", page_icon=str(ICON), layout="wide")
     st.html(common.PAGE_CSS)
+    # The default page is served at the app's root and Streamlit answers its own URL path
+    # with "Page not found"; so it reserves another path, and a hidden page at its address
+    # (``/runs?status=crashed``, as bookmarked or shared) sends the browser to it.
     pages = [
-        st.Page(common.PAGE_RUNNERS[p.module], title=p.title, icon=p.icon, url_path=p.url,
-                default=i == 0)
+        st.Page(common.PAGE_RUNNERS[p.module], title=p.title, icon=p.icon,
+                url_path=p.url if i else f"{p.url}-default", default=i == 0)
         for i, p in enumerate(common.PAGES)
     ]  # fmt: skip
-    common.register_pages({p.url_path: p for p in pages})
-    selected = st.navigation(pages)
+    common.register_pages({info.url: page for info, page in zip(common.PAGES, pages, strict=True)})
+    alias = st.Page(_to_default_page, title=pages[0].title, url_path=common.PAGES[0].url,
+                    visibility="hidden")  # fmt: skip
+    selected = st.navigation([*pages, alias])
     st.session_state["store_seen"] = common.generation()  # what this run reads
     _sidebar()
     with common.reading():  # the store's file is released when the page is drawn
         selected.run()
 
 
+def _to_default_page() -> None:
+    """The default page's own address: open the default page, with the same query."""
+    st.switch_page(common.page_for(common.PAGES[0].url), query_params=st.query_params.to_dict())
+
+
 def _sidebar() -> None:
     with st.sidebar:
-        st.caption(f"Store: `{common.store_path()}`")
+        # HTML rather than Markdown's backticks: the sidebar is drawn first, and HTML in
+        # Markdown has the browser load its renderer now, not when the runs table arrives
+        st.caption(f"Store: <code>{md_text(common.shown_path(common.store_path()))}</code>",
+                   unsafe_allow_html=True)  # fmt: skip
         if st.button(
             "Reload store",
             icon=":material/refresh:",

@@ -31,6 +31,7 @@ from debugger.ui.common import (
     generation,
     open_cached,
     page_labels,
+    shown_path,
     store_path,
     writing,
 )
@@ -102,7 +103,8 @@ def _report(result: ImportResult) -> None:
 def page() -> None:
     """Render the Import page."""
     st.title("Import")
-    st.caption(f"Into the store `{store_path()}`. Re-importing a source adds only new rows.")
+    st.caption(f"Into the store `{shown_path(store_path())}`. Re-importing a source adds only "
+               "new rows.")  # fmt: skip
     kind, source = _source_inputs()
     c1, c2 = st.columns(2)
     flavour = c1.selectbox("Flavour", FLAVOURS, key="import_flavour")

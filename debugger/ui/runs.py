@@ -25,11 +25,13 @@ from debugger.pages_data.triage import attention_items, verdicts
 from debugger.store import Store
 from debugger.ui.common import (
     PAGES,
+    fingerprint,
     generation,
     get_store,
     guarded,
     open_cached,
     page_labels,
+    shown_path,
     warm_store,
 )
 
@@ -105,8 +107,16 @@ def _filters(agents: list[str], counts: dict[str, int]) -> tuple[dict[str, Any],
     return run_filters(statuses, agent, text, dates), order or run_list.DEFAULT_ORDER, replays
 
 
+_WARMED: dict[tuple[str, int], str] = {}
+"""Verdicts computed at the server's start (:func:`warm`), by store path and generation:
+the first page takes them instead of auditing the newest runs itself."""
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _verdicts_json(path: str, gen: int) -> str:
+    warmed = _WARMED.pop((path, gen), None)
+    if warmed is not None:
+        return warmed
     return orjson.dumps(verdicts(open_cached(path, gen))).decode()
 
 
@@ -155,7 +165,7 @@ def page() -> None:
         _attention(attention_items(stopped, {}, shown), needing, len(stopped))
     caption.caption(
         f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} need "
-        f"attention) in {store.path}. "
+        f"attention) in {md_text(shown_path(store.path))}. "
         f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:
@@ -199,8 +209,9 @@ def _pager(at: int, pages: int, total: int) -> None:
 def warm(path: str) -> None:
     """Read and lay out the page's data once, off any script run (at the server's start).
 
-    The first reads through DuckDB and the first table pay for first-call set-up; done here
-    while the browser loads the front end, the first page then costs only its own reads.
+    The first reads through DuckDB and the first table pay for first-call set-up, and the
+    verdicts audit the newest runs; done here while the browser loads the front end, the
+    first page then costs only its own reads and takes the verdicts from :data:`_WARMED`.
 
     Raises:
         StoreError: the store cannot be opened.
@@ -211,6 +222,7 @@ def warm(path: str) -> None:
         found = store.run_page(limit=run_list.PAGE_ROWS, replays=False)
         run_list.runs_markdown(found.runs, URL_OF_TIMELINE)
         pages_data.needing_attention(store, ATTENTION_LINKS, replays=False)
+        _WARMED[(path, fingerprint(path))] = orjson.dumps(verdicts(store)).decode()
 
 
 def _attention(items: list[dict[str, Any]], stopped_total: int, stopped_shown: int) -> None:

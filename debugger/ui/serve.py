@@ -36,8 +36,10 @@ from debugger.errors import StepscopeError
 ENTRY = Path(__file__).with_name("entry.py")
 """The Streamlit entry script (shipped inside the package, so it works when installed)."""
 
-WARM_MODULES = ("streamlit.material_icon_names",)  # the pages' :material/...: icons
-"""Imported by the first script run besides the Runs page (DuckDB, the store)."""
+WARM_MODULES = ("streamlit.material_icon_names", "numpy", "PIL.Image", "PIL.ImageFile")
+"""Imported by the first script run besides the Runs page (DuckDB, the store): the pages'
+``:material/...:`` icons, and what Streamlit imports to serve the page icon (the local
+``icon.png``) in ``st.set_page_config``: a quarter of a second on the first run otherwise."""
 
 OTHER_PAGES_AFTER_S = 5.0
 """How long after the first page's warm-up the other pages' modules are imported."""

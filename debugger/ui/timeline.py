@@ -35,6 +35,7 @@ from debugger.ui.common import (
     get_store,
     guarded,
     load_refs,
+    open_cached,
     page_for,
     page_labels,
     query_int,
@@ -163,7 +164,16 @@ def _step(run: Run, findings: Findings, facts: RunFacts) -> None:
     if text is not None:
         view = orjson.loads(text)
         view["findings"] = findings.get(view["step_index"], [])
-        widgets.step_view(view, len(text))
+        checkpoint_id = refs[pos].checkpoint_id
+
+        def whole(table: str, index: int, column: str) -> str:
+            # called on a download's click, on a thread of its own: its own read of the store
+            with reading():
+                store = open_cached(path, gen)
+                return pages_data.whole_value(store, run_id, checkpoint_id, ignore, table,
+                                              index, column, refs)  # fmt: skip
+
+        widgets.step_view(view, len(text), whole)
         st.markdown("#### Budgets over the run")
         widgets.budget_chart(facts.budgets, facts.limits, view["step_index"])
         _full_state(path, gen, run_id, view)

@@ -7,6 +7,9 @@ Markdown or HTML that the browser would render or fetch.
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -26,14 +29,45 @@ def html(text: str) -> None:
     st.html(text)
 
 
+WholeValue = Callable[[str, int, str], str]
+"""Reads one cut value whole: (the view's table, the row, the column) -> its text."""
+
+
 def text_table(
     rows: list[dict[str, Any]],
     columns: dict[str, str],
     full: dict[str, str] | None = None,
     widths: dict[str, str] | None = None,
+    *,
+    whole: Callable[[int, str], str] | None = None,
+    name: str | None = None,
+    key: str = "",
 ) -> None:
-    """A table of text cells; a shortened value opens in full on click."""
+    """A table of text cells; a shortened value opens in full on click.
+
+    A value too long to open in the page (``KEY_chars`` in its row) gets a download button
+    below the table when ``whole`` (row, column -> the whole text) is given; the text is
+    read only when the button is clicked. ``name`` is the row key that names a row in the
+    button's label, ``key`` makes the buttons' keys unique on the page.
+    """
     html(table_html(rows, columns, full, widths))
+    if whole is None:
+        return
+    for i, row in enumerate(rows):
+        for column, heading in columns.items():
+            total = row.get(f"{column}_chars")
+            if total is None:
+                continue
+            what = f"{row.get(name) if name else f'row {i + 1}'} ({heading.lower()})"
+            st.download_button(
+                f"Download {md_text(what)} in full, {total:,} characters",
+                data=functools.partial(whole, i, column),
+                file_name=re.sub(r"[^\w.-]+", "_", what).strip("_")[:80] + ".json",
+                mime="application/json",
+                on_click="ignore",
+                icon=":material/download:",
+                key=f"whole-{key}-{i}-{column}",
+            )
 
 
 def run_header(run: Run) -> None:
@@ -72,9 +106,17 @@ def findings_banner(findings: list[dict[str, Any]], step: int) -> None:
         )
 
 
-def step_view(view: dict[str, Any], nbytes: int) -> None:
+def step_view(view: dict[str, Any], nbytes: int, whole: WholeValue | None = None) -> None:
     """One step: what is in flight and what the audit says first, then what changed,
-    budgets, the step's calls and metadata."""
+    budgets, the step's calls and metadata.
+
+    ``whole`` reads a value the view cut (past :data:`FULL_CHARS`) in full, for a download.
+    """
+
+    def reader(table: str) -> Callable[[int, str], str] | None:
+        return None if whole is None else functools.partial(whole, table)
+
+    key = str(view["checkpoint_id"])
     prev = view["previous"]
     against = f"compared with step {prev['step_index']}" if prev else "first checkpoint"
     when = (view["created_at"] or "no time").replace("T", " ")[:19]
@@ -89,19 +131,19 @@ def step_view(view: dict[str, Any], nbytes: int) -> None:
         st.warning(f"Model version changed here: now {md_text(new)}.",
                    icon=":material/swap_horiz:")  # fmt: skip
     findings_banner(view["findings"], view["step_index"])
-    _pending(view["pending_effects"], view["effect_changes"])
-    _diff(view)
+    _pending(view["pending_effects"], view["effect_changes"], reader("pending_effects"), key)
+    _diff(view, reader("diff"), key)
     _budgets(view["budgets"])
-    _calls(view["calls"])
+    _calls(view["calls"], reader("calls"), key)
     with st.expander(
         "Run metadata and versions (changes marked)",
         expanded=any(m["changed"] for m in view["metadata"]),
     ):
-        _metadata(view["metadata"])
+        _metadata(view["metadata"], reader("metadata"), key)
     st.caption(f"Page data for this step: {nbytes / 1024:.1f} kB")
 
 
-def _diff(view: dict[str, Any]) -> None:
+def _diff(view: dict[str, Any], whole: Callable[[int, str], str] | None, key: str) -> None:
     st.markdown("#### What changed")
     if not view["diff"]:
         st.info("No change in the working state since the previous step.")
@@ -111,6 +153,9 @@ def _diff(view: dict[str, Any]) -> None:
         {"path": "Path", "kind": "Kind", "old": "Before", "new": "After"},
         full={"old": "old_full", "new": "new_full"},
         widths={"path": "24%", "kind": "14%"},
+        whole=whole,
+        name="path",
+        key=f"{key}-diff",
     )
     if view["diff_total"] > len(view["diff"]):
         st.caption(f"{view['diff_total'] - len(view['diff'])} more changes: see the Diff page.")
@@ -126,7 +171,12 @@ def _budgets(budgets: list[dict[str, Any]]) -> None:
     st.markdown(" · ".join(parts))
 
 
-def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> None:
+def _pending(
+    pending: list[dict[str, Any]],
+    changes: list[dict[str, Any]],
+    whole: Callable[[int, str], str] | None,
+    key: str,
+) -> None:
     st.markdown("#### Pending effects")
     for c in changes:
         status = (
@@ -157,10 +207,13 @@ def _pending(pending: list[dict[str, Any]], changes: list[dict[str, Any]]) -> No
         },
         full={"args": "args_full"},
         widths={"tool": "14%", "idempotency_key": "28%", "status": "10%", "logged_status": "10%"},
+        whole=whole,
+        name="idempotency_key",
+        key=f"{key}-effects",
     )
 
 
-def _calls(calls: list[dict[str, Any]]) -> None:
+def _calls(calls: list[dict[str, Any]], whole: Callable[[int, str], str] | None, key: str) -> None:
     st.markdown("#### Tool and model calls of this step")
     if not calls:
         st.caption("No recorded calls at this step.")
@@ -172,17 +225,22 @@ def _calls(calls: list[dict[str, Any]]) -> None:
          "response": "Response", "error": "Error", "idempotency_key": "Key", "is_write": ""},
         full={"request": "request_full", "response": "response_full"},
         widths={"seq": "4%", "kind": "7%", "name": "12%", "idempotency_key": "14%",
-                "is_write": "6%"},
+                "is_write": "6%"}, whole=whole, name="name", key=f"{key}-calls",
     )  # fmt: skip
 
 
-def _metadata(rows: list[dict[str, Any]]) -> None:
+def _metadata(
+    rows: list[dict[str, Any]], whole: Callable[[int, str], str] | None, key: str
+) -> None:
     marked = [dict(r, mark="● changed" if r["changed"] else "") for r in rows]
     text_table(
         marked,
         {"mark": "", "key": "Key", "value": "Value", "previous": "Previous"},
         full={"value": "value_full", "previous": "previous_full"},
         widths={"mark": "10%", "key": "25%"},
+        whole=whole,
+        name="key",
+        key=f"{key}-metadata",
     )
 
 

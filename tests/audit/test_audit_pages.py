@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from debugger.model import AuditReport
@@ -90,3 +91,18 @@ def test_migrations_page_without_a_module_explains_the_setting(audit_runs: Path)
 
 def test_report_type_is_public() -> None:
     assert AuditReport.__dataclass_fields__["verdict"]
+
+
+def test_audit_page_warns_about_a_store_without_retention(
+    sample_native_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the sample's checkpoints are months old and no stepscope.toml sets a [prune] rule
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("STEPSCOPE_CONFIG", raising=False)
+    text = _text(_open(sample_native_store, "audit"))
+    assert "no-retention" in text and "native.sqlite: 121 checkpoints kept" in text
+    assert "no retention rule expires them" in text and "stepscope prune" in text
+    # a rule in the settings file ends the warning (the page reads the file again)
+    (tmp_path / "stepscope.toml").write_text("[prune]\nolder_than = '180d'\n")
+    text = _text(_open(sample_native_store, "audit"))
+    assert "no-retention" not in text and "Could each run be resumed safely" in text

@@ -4,7 +4,7 @@ Starts ``stepscope app`` on the demo store (what ``stepscope demo`` builds), fol
 crashed run from the Runs page to its Timeline, steps back and forward with the keyboard
 and the Next button, checks that the step's diff and the pending refund are on screen, and
 takes a screenshot into the test's temporary directory (docs/timeline-crash.png comes from
-test_ui_journeys.py with ``--update-snapshots``).
+``python docs/screenshots.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(
     app_url: str, tmp_path: Path
 ) -> None:
-    screenshot = tmp_path / SCREENSHOT.name  # docs/ gets test_ui_journeys' screenshot
+    screenshot = tmp_path / SCREENSHOT.name  # docs/ gets docs/screenshots.py's
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

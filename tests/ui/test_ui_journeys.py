@@ -4,8 +4,9 @@ Triage (replays grouped, an audit-error run in Needs attention, a badge filter, 
 that fits), the crash step marked with the pending effect visible without scrolling, a
 shortened value opened in full, a bad deep link, a replay result's address, an import from
 the command line while the app is open, hostile content shown as text with no request
-leaving the page, and the incident report opened offline. With ``--update-snapshots`` the
-screenshots in docs/ are rewritten.
+leaving the page, and the incident report opened offline. Each journey's screenshot goes to
+the test's temporary directory; the ones in docs/ come from the bundled samples alone
+(``python docs/screenshots.py``), not from this store with its hostile run.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from tests.fixtures.hostile import BEACON_HOST, REPLAYED, RUN, STATE_IMAGE
 from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.conftest import CRASHED, REEXECUTED, REFUND_KEY
 
-REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "docs"
 LOCAL = ("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:")
 
 pytestmark = [
@@ -76,13 +75,13 @@ def _open(page: Any, url: str, text: str) -> None:
     page.get_by_text(text).first.wait_for(timeout=30_000)
 
 
-def _shot(page: Any, name: str, update: bool, tmp_path: Path) -> None:
+def _shot(page: Any, name: str, tmp_path: Path) -> None:
     page.wait_for_timeout(600)
-    page.screenshot(path=str(DOCS / name if update else tmp_path / name))
+    page.screenshot(path=str(tmp_path / name))
 
 
 def test_triage_groups_replays_filters_on_click_and_fits(
-    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+    served: Any, page: Any, tmp_path: Path
 ) -> None:
     base, _ = served
     _open(page, base, "Needs attention")
@@ -100,7 +99,7 @@ def test_triage_groups_replays_filters_on_click_and_fits(
         " return [t.scrollWidth, t.parentElement.clientWidth, Math.max(...rows)]; }"
     )
     assert fits[0] <= fits[1] + 1 and fits[2] < 45, fits  # no overflow, one line a row
-    _shot(page, "runs-triage.png", update_snapshots, tmp_path)
+    _shot(page, "runs-triage.png", tmp_path)
     page.get_by_role("button", name="crashed").first.click()
     page.wait_for_url("**status=crashed**", timeout=15_000)
     page.wait_for_function(
@@ -115,7 +114,7 @@ def test_triage_groups_replays_filters_on_click_and_fits(
 
 
 def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
-    served: Any, page: Any, update_snapshots: bool, tmp_path: Path
+    served: Any, page: Any, tmp_path: Path
 ) -> None:
     base, _ = served
     _open(page, f"{base}/timeline?run={CRASHED}", "Step 7 was attempted and never checkpointed")
@@ -126,7 +125,7 @@ def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
     assert box["y"] + box["height"] <= 900  # visible without scrolling
     finding = page.get_by_text("effect-outcome-unknown").first.bounding_box()
     assert finding["y"] + finding["height"] <= 900
-    _shot(page, "timeline-crash.png", update_snapshots, tmp_path)
+    _shot(page, "timeline-crash.png", tmp_path)
     # a shortened value opens in full on click
     summary = page.locator("table.ss-table summary", has_text="amount_cents").first
     assert not page.get_by_text("within the 30-day window").first.is_visible()
@@ -136,7 +135,7 @@ def test_the_crash_step_and_the_pending_effect_are_above_the_fold(
     page.get_by_role("link", name="Diff with the previous step").click()
     page.wait_for_url(f"**/diff?a={CRASHED}%3A5&b={CRASHED}%3A6**", timeout=15_000)
     page.locator("table.ss-split tr.replace").first.wait_for(timeout=30_000)
-    _shot(page, "diff-split.png", update_snapshots, tmp_path)
+    _shot(page, "diff-split.png", tmp_path)
     assert not page.outside
 
 
@@ -224,3 +223,56 @@ def test_the_fork_tree_boxes_open_their_checkpoints(served: Any, page: Any) -> N
     node.click()
     page.wait_for_url(f"**checkpoint={REEXECUTED}%2Fc009**", timeout=15_000)
     page.get_by_text(f"checkpoint {REEXECUTED}/c009").first.wait_for(timeout=30_000)
+
+
+def test_every_pages_address_opens_that_page(served: Any, page: Any) -> None:
+    """Each page's URL as a person bookmarks or shares it, the default page's own included
+    (Streamlit serves that one at the root and answers its path with "Page not found")."""
+    from debugger.ui.common import PAGES
+
+    base, _ = served
+    expected = {
+        "runs?status=crashed": "Needs attention",
+        f"timeline?run={CRASHED}&step=5": "Step 5",
+        f"diff?a={CRASHED}:5&b={CRASHED}:6": f"{CRASHED}:5 → {CRASHED}:6",
+        f"audit?run={CRASHED}": "Could each run be resumed safely",
+        "replay": "Re-run a run from one of its checkpoints",
+        "migrations": "Schema versions in the store",
+        "import": "Re-importing a source adds only new rows",
+        "sql": "Read-only over the store",
+    }
+    assert {u.split("?")[0] for u in expected} == {p.url for p in PAGES}  # every page
+    for url, text in expected.items():
+        _open(page, f"{base}/{url}", text)
+        page.wait_for_timeout(500)  # a "Page not found" dialog comes with the page
+        assert not page.get_by_text("Page not found").count(), url
+    # the Runs page's address keeps its filter: only crashed runs are listed
+    _open(page, f"{base}/runs?status=crashed", "Needs attention")
+    page.wait_for_url("**status=crashed**", timeout=15_000)
+    table = page.locator("table:has(a.run)")
+    table.get_by_text(CRASHED, exact=True).wait_for(timeout=15_000)
+    statuses = table.locator("tbody tr td:nth-child(2)").all_inner_texts()
+    assert statuses and all("crashed" in s for s in statuses), statuses
+    assert page.get_by_role("heading", name="Runs").count()
+    assert not page.outside
+
+
+def test_a_value_too_long_for_the_page_downloads_whole(
+    page: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import json
+
+    from tests.ui.test_ui_review import long_value_store
+
+    store, value = long_value_store(tmp_path_factory.mktemp("long"))
+    with serving(store) as base:
+        _open(page, f"{base}/timeline?run=run-0&step=1", "Run metadata and versions")
+        page.locator("table.ss-table summary", has_text="transcript").first.click()
+        page.get_by_text("the whole value is a download below the table").wait_for()
+        with page.expect_download(timeout=60_000) as download:
+            name = "Download metadata.transcript (value) in full"
+            page.get_by_role("button", name=name).click()
+        saved = Path(download.value.path()).read_text()
+    assert download.value.suggested_filename == "metadata.transcript_value.json"
+    assert json.loads(saved) == value  # every character, the end included
+    assert not page.outside

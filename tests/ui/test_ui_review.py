@@ -201,3 +201,45 @@ def test_a_new_replay_error_clears_the_previous_result(review_store: Path) -> No
     next(b for b in at.button if b.label == "Run replay").click().run()
     assert at.error and "First divergence" not in texts(at)
     assert at.session_state["replay_report"] is None and "replay" not in at.query_params
+
+
+LONG_CHARS = 50_000
+"""A metadata value longer than a cell opens in the page (markup.FULL_CHARS)."""
+
+
+def long_value_store(tmp_path: Path) -> tuple[Path, str]:
+    """A store whose run-0 step 1 has a metadata value of :data:`LONG_CHARS` characters,
+    ending in a marker; returns the store and the value."""
+    rows = native_rows(runs=1, steps=2)
+    value = "transcript " * (LONG_CHARS // 11) + "END-OF-TRANSCRIPT"
+    meta = json.loads(rows[1]["metadata"])
+    rows[1]["metadata"] = json.dumps({**meta, "transcript": value})
+    store = tmp_path / "long.duckdb"
+    with Store.open(store) as s:
+        import_source(s, str(write_native_sqlite(tmp_path / "long.sqlite", rows)))
+    return store, value
+
+
+def test_a_value_too_long_for_the_page_is_a_download(tmp_path: Path) -> None:
+    from debugger.pages_data import step_refs, step_view, whole_value
+    from debugger.pages_data.markup import FULL_CHARS
+
+    store, value = long_value_store(tmp_path)
+    at = open_app(store, "timeline", run="run-0", step="1")
+    assert not at.exception
+    body = next(b for b in html_bodies(at) if "metadata.transcript" in b)
+    total = len(json.dumps(value))
+    assert f"The first {FULL_CHARS - 1:,} of {total:,} characters" in body
+    assert "END-OF-TRANSCRIPT" not in body  # the page carries the first 20,000 only
+    assert len(body) < 3 * FULL_CHARS
+    [label] = [html.unescape(b.proto.label) for b in at.get("download_button")
+               if "transcript" in html.unescape(b.proto.label)]  # fmt: skip
+    assert label == f"Download metadata.transcript (value) in full, {total:,} characters"
+    # what the button downloads: the same row built again, uncut
+    with Store.open(store, read_only=True) as s:
+        view = step_view(s, "run-0", 1)
+        i = next(i for i, r in enumerate(view.metadata) if r["key"] == "metadata.transcript")
+        assert view.metadata[i]["value_chars"] == total
+        whole = whole_value(s, "run-0", view.checkpoint_id, (), "metadata", i, "value",
+                            step_refs(s, "run-0"))  # fmt: skip
+    assert json.loads(whole) == value
