@@ -44,6 +44,22 @@ def default_position(
     return max(len(refs) - 1 + offset, 0)
 
 
+KIND_WORDS = {
+    "values_changed": "changed",
+    "type_changes": "type changed",
+    "dictionary_item_added": "key added",
+    "dictionary_item_removed": "key removed",
+    "iterable_item_added": "item added",
+    "iterable_item_removed": "item removed",
+    "set_item_added": "set item added",
+    "set_item_removed": "set item removed",
+    "attribute_added": "attribute added",
+    "attribute_removed": "attribute removed",
+}
+"""DeepDiff's kinds in a diff summary's counts, as a reviewer reads them on the page (the
+CLI and the JSON keep DeepDiff's names, which scripts match)."""
+
+
 def split_summary(summary: str) -> tuple[str, str]:
     """The page's heading and caption from a diff's one-line summary.
 
@@ -54,6 +70,8 @@ def split_summary(summary: str) -> tuple[str, str]:
         ``(title, counts)``; counts is ``"no differences"`` when the summary has none.
     """
     title, _, counts = summary.partition(": ")
+    for kind, words in KIND_WORDS.items():
+        counts = counts.replace(f" {kind}", f" {words}")
     return title, counts or "no differences"
 
 

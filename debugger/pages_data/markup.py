@@ -50,8 +50,22 @@ def md_text(value: Any, limit: int | None = None) -> str:
     text = " ".join(str(value).split())  # one line: a table cell, a caption
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + ELLIPSIS
+    return _escaped(text)
+
+
+def _escaped(text: str) -> str:
     text = _AUTOLINK.sub("\\1" + WORD_JOINER, text)
     return "".join(f"&#{ord(c)};" if c in _MARKDOWN_SPECIAL else c for c in text)
+
+
+def md_with_code(value: Any) -> str:
+    """Like :func:`md_text`, but the `backtick spans` of Stepscope's own hints render as
+    code: a hint names commands and config keys that way. The text between spans is escaped
+    as md_text escapes it, and a span's inside is code (Markdown renders it literally)."""
+    parts = " ".join(str(value).split()).split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: no span at all
+        return md_text(value)
+    return "".join(f"`{p}`" if i % 2 and p else _escaped(p) for i, p in enumerate(parts))
 
 
 def attr_text(value: Any) -> str:

@@ -18,7 +18,7 @@ from debugger.audit import audit_run, verdict_title
 from debugger.migrations import SETTING
 from debugger.model import AuditReport, Finding
 from debugger.pages_data.audit import effect_rows, store_warnings, verdict_rows
-from debugger.pages_data.markup import md_text
+from debugger.pages_data.markup import md_text, md_with_code
 from debugger.settings import config_file
 from debugger.store import Store
 from debugger.ui.common import generation, get_store, guarded, page_for, page_labels
@@ -86,7 +86,7 @@ def _store_findings(store: Store) -> None:
     text = guarded(_store_warnings_json, store, store.path, generation(), _config_key())
     for f in orjson.loads(text) if text else []:
         st.warning(f"**{md_text(f['rule_id'])}** {md_text(f['message'])}\n\n"
-                   f"Hint: {md_text(f['hint'])}", icon=":material/inventory_2:")  # fmt: skip
+                   f"Hint: {md_with_code(f['hint'])}", icon=":material/inventory_2:")  # fmt: skip
 
 
 def _pick_run(frame: pd.DataFrame, selected_rows: list[int]) -> str | None:
@@ -140,7 +140,7 @@ def _findings(report: AuditReport) -> None:
         with right:
             st.markdown(f"{SEVERITY_BADGES[f.severity]} **{md_text(f.rule_id)}** "
                         f"{md_text(f.message)}")  # fmt: skip
-            st.caption(f"Hint: {md_text(f.hint)}")
+            st.caption(f"Hint: {md_with_code(f.hint)}")
 
 
 def _verdict(report: AuditReport) -> None:

@@ -164,8 +164,8 @@ def page() -> None:
     with attention.container():
         _attention(attention_items(stopped, {}, shown), needing, len(stopped))
     caption.caption(
-        f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} need "
-        f"attention) in {md_text(shown_path(store.path))}. "
+        f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} stopped "
+        f"short of completing) in {md_text(shown_path(store.path))}. "
         f"{described(filters)}{run_list.order_note(label)}Open a run by its id."
     )
     if not found.runs:

@@ -16,7 +16,7 @@ import streamlit as st
 
 from debugger.contract import BUDGET_LIMITS
 from debugger.model import Run
-from debugger.pages_data.markup import md_text, table_html
+from debugger.pages_data.markup import md_text, md_with_code, table_html
 from debugger.pages_data.status import status_badge
 from debugger.report.incident import human_reason
 
@@ -101,7 +101,7 @@ def findings_banner(findings: list[dict[str, Any]], step: int) -> None:
         where = "" if f["step_index"] == step else f" (at step {f['step_index']})"
         show(
             f"**Audit · {md_text(f['rule_id'])}**{where}: {md_text(f['message'])}. "
-            f"Hint: {md_text(f['hint'])}.",
+            f"Hint: {md_with_code(f['hint'])}.",
             icon=":material/flag:",
         )
 

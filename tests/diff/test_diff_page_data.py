@@ -32,3 +32,6 @@ def test_default_position_follows_the_url_for_its_run_only() -> None:
 def test_summary_splits_into_title_and_counts() -> None:
     assert split_summary("a:1 -> b:2: 3 changed") == ("a:1 -> b:2", "3 changed")
     assert split_summary("a:1 -> b:2") == ("a:1 -> b:2", "no differences")
+    # DeepDiff's kind names are words on the page
+    summary = "a:1 -> b:2: 3 state changes (1 type_changes, 2 iterable_item_added), 0 budget"
+    assert split_summary(summary)[1] == "3 state changes (1 type changed, 2 item added), 0 budget"

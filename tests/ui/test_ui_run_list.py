@@ -88,7 +88,7 @@ def test_the_page_pages_through_a_long_list(tmp_path: Path) -> None:
     first = [r["run_id"] for r in listed_runs(at)]
     assert len(first) == run_list.PAGE_ROWS
     assert "Runs 1–50 of 60 (page 1 of 2)" in texts(at)
-    needing = int(texts(at).split(" runs (", 1)[1].split(" need attention", 1)[0])
+    needing = int(texts(at).split(" runs (", 1)[1].split(" stopped short", 1)[0])
     assert needing > 20 and texts(at).count("timeline?run=") >= 20  # the newest, a pointer
     assert f"The newest 20 of {needing}" in texts(at)
     at.button(key="runs_next").click().run()
@@ -99,3 +99,13 @@ def test_the_page_pages_through_a_long_list(tmp_path: Path) -> None:
     at.text_input(key="runs_text").set_value(first[0]).run()  # a new filter: page 1 again
     assert [r["run_id"] for r in listed_runs(at)] == [first[0]]
     assert not any("Runs 1–" in t for t in texts(at).splitlines())
+
+
+def test_hints_show_their_code_spans_and_nothing_else_is_syntax() -> None:
+    from debugger.pages_data.markup import md_with_code
+
+    assert md_with_code("add a `[prune]` rule") == "add a `[prune]` rule"
+    # outside the spans, every special character is a reference, as in md_text
+    shown = md_with_code("`x` then [y](http://e) :red[z]")
+    assert shown.startswith("`x` then &#91;y&#93;") and ":red[" not in shown
+    assert "`" not in md_with_code("an odd ` backtick")  # no span, all text
