@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
-import sys
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,7 +130,6 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     from loaders.registry import open_reader
 
     options = options or ImportOptions()
-    _import_pandas_meanwhile()
     with _fewer_collections(), open_reader(source) as reader:
         flavour = configured(choose_flavour(reader, options), options)
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
@@ -177,17 +173,3 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
-
-
-def _import_pandas_meanwhile() -> None:
-    """Start importing pandas on a thread, if nothing has yet.
-
-    DuckDB imports pandas the first time a batch is handed to it (it checks whether the
-    object is a DataFrame), a cost paid before the first batch could be validated. Started
-    here, it overlaps with opening the source and reading its first batch, which release
-    the GIL.
-    """
-    if "pandas" not in sys.modules:
-        threading.Thread(
-            target=importlib.import_module, args=("pandas",), name="stepscope-pandas", daemon=True
-        ).start()
