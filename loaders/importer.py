@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
+import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -132,6 +135,8 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     options = options or ImportOptions()
     with _fewer_collections(), open_reader(source) as reader:
         flavour = configured(choose_flavour(reader, options), options)
+        if not flavour.reads_arrow_only(reader):
+            _import_pandas_meanwhile()
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
             session.filtered = flavour.rows.describe()
             chained = False
@@ -173,3 +178,17 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
+
+
+def _import_pandas_meanwhile() -> None:
+    """Start importing pandas on a thread, if nothing has yet.
+
+    ``pa.array`` imports pandas (it checks whether its argument is a DataFrame) the first
+    time a reader or flavour builds a batch from Python values, a cost paid before the first
+    batch could be validated. Started here, it overlaps with reading that first batch.
+    A source read as Arrow alone never needs it (:meth:`Flavour.reads_arrow_only`).
+    """
+    if "pandas" not in sys.modules:
+        threading.Thread(
+            target=importlib.import_module, args=("pandas",), name="stepscope-pandas", daemon=True
+        ).start()

@@ -185,6 +185,7 @@ class ParquetReader(SourceReader):
     """Reads Parquet files with ``pyarrow.parquet``, streaming record batches."""
 
     kind = "parquet"
+    arrow_native = True
 
     def __init__(self, source: str) -> None:
         # absolute even for a glob, so the same files imported from another directory are

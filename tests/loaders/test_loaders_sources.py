@@ -304,8 +304,9 @@ def test_a_native_import_imports_neither_pandas_nor_pyarrow_compute(
     tmp_path: Path, kind: str
 ) -> None:
     """pandas costs about 0.3 s of CPU to import (holding the GIL), pyarrow.compute about
-    0.1 s: a small import would pay them before its first batch. Nothing on the path needs
-    them (``pa.array`` imports pandas: the import builds its arrays from buffers)."""
+    0.1 s: a small import would pay them before its first batch. Nothing on the path of a
+    source read as Arrow needs them (``pa.array`` imports pandas: the import builds its
+    arrays from buffers), so the import does not start pandas on a thread either."""
     import subprocess
     import sys
 
