@@ -71,6 +71,9 @@ class SourceReader(ABC):
     """What a reader of this class can do, as an error message names it."""
     location: str
     """Where the source is; may hold credentials (the store strips them)."""
+    arrow_native: ClassVar[bool] = False
+    """Its batches come from the driver as Arrow, never built from Python values with
+    ``pa.array`` (which imports pandas: see :meth:`Flavour.reads_arrow_only`)."""
 
     @abstractmethod
     def tables(self) -> list[str]:
@@ -225,6 +228,15 @@ class Flavour(ABC, Generic[R]):
         Raises:
             FlavourError: the tables do not have the columns this flavour needs.
         """
+
+    def reads_arrow_only(self, reader: R) -> bool:
+        """True when this flavour hands ``reader``'s Arrow batches to the store as they are.
+
+        Then nothing on the import's path builds an array from Python values (``pa.array``
+        imports pandas, about 0.3 s of CPU); otherwise the import starts that on a thread
+        early (``loaders.importer``).
+        """
+        return False
 
     def check(self, reader: R) -> None:
         """Raise what :meth:`plans` would raise about the source's tables, reading no rows.

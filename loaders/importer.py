@@ -133,9 +133,10 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     from loaders.registry import open_reader
 
     options = options or ImportOptions()
-    _import_pandas_meanwhile()
     with _fewer_collections(), open_reader(source) as reader:
         flavour = configured(choose_flavour(reader, options), options)
+        if not flavour.reads_arrow_only(reader):
+            _import_pandas_meanwhile()
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
             session.filtered = flavour.rows.describe()
             chained = False
@@ -182,10 +183,10 @@ def _fewer_collections() -> Iterator[None]:
 def _import_pandas_meanwhile() -> None:
     """Start importing pandas on a thread, if nothing has yet.
 
-    DuckDB imports pandas the first time a batch is handed to it (it checks whether the
-    object is a DataFrame), a cost paid before the first batch could be validated. Started
-    here, it overlaps with opening the source and reading its first batch, which release
-    the GIL.
+    ``pa.array`` imports pandas (it checks whether its argument is a DataFrame) the first
+    time a reader or flavour builds a batch from Python values, a cost paid before the first
+    batch could be validated. Started here, it overlaps with reading that first batch.
+    A source read as Arrow alone never needs it (:meth:`Flavour.reads_arrow_only`).
     """
     if "pandas" not in sys.modules:
         threading.Thread(

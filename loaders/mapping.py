@@ -172,6 +172,9 @@ class MappedFlavour(Flavour[SourceReader]):
     def detect(cls, reader: SourceReader) -> bool:
         return False  # only chosen with --mapping
 
+    def reads_arrow_only(self, reader: SourceReader) -> bool:
+        return reader.arrow_native
+
     def check(self, reader: SourceReader) -> None:
         """Every mapped table and column exists in the source (no rows are read), and the
         columns ``--run``/``--since`` need are plain columns."""

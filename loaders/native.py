@@ -89,6 +89,9 @@ class NativeFlavour(Flavour[SourceReader]):
     def detect(cls, reader: SourceReader) -> bool:
         return _form(_columns(reader, "checkpoints")) is not None
 
+    def reads_arrow_only(self, reader: SourceReader) -> bool:
+        return reader.arrow_native
+
     def check(self, reader: SourceReader) -> None:
         """No two aliases name one column, and the columns ``--run``/``--since`` need are
         there (no rows are read)."""

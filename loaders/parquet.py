@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from debugger.errors import SourceError
+from debugger.store.arrays import int64_range, repeated_text
 from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
 from loaders.filter import Selection
 from loaders.prefetch import prefetched
@@ -45,10 +46,9 @@ class ParquetDataset:
     columns the files do not have (as strings).
 
     ``pyarrow.dataset`` would do this, but importing it imports pandas, which would
-    stand between starting an import and reading its first batch. Here files are listed
-    and partition directories parsed by hand, and each file is read with
-    ``pyarrow.parquet.ParquetFile``; pandas is imported on a thread meanwhile (DuckDB needs
-    it once the first batch is handed over; see ``loaders.base``).
+    stand between starting an import and reading its first batch (and nothing else on an
+    import's path needs it: ``debugger.store.arrays``). Here files are listed and partition
+    directories parsed by hand, and each file is read with ``pyarrow.parquet.ParquetFile``.
     """
 
     files: list[ParquetFilePart]
@@ -155,10 +155,19 @@ def _file_batches(
                 col = batch.column(f.name)
                 arrays.append(col if col.type == f.type else col.cast(f.type))
             elif f.name in part.partition:
-                arrays.append(pa.array([part.partition[f.name]] * batch.num_rows, type=f.type))
+                arrays.append(_partition_column(part.partition[f.name], batch.num_rows, f.type))
             else:
                 arrays.append(pa.nulls(batch.num_rows, type=f.type))
         yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(wanted))
+
+
+def _partition_column(value: str | None, n: int, type_: pa.DataType) -> pa.Array:
+    """A partition directory's value for each of a batch's ``n`` rows."""
+    if value is None:
+        return pa.nulls(n, type=type_)
+    if type_ == pa.string():
+        return repeated_text(value, n)  # without pa.array, which imports pandas
+    return pa.array([value] * n, type=type_)
 
 
 TABLE_NAMES = ("checkpoints", "effects", "tool_calls")
@@ -176,6 +185,7 @@ class ParquetReader(SourceReader):
     """Reads Parquet files with ``pyarrow.parquet``, streaming record batches."""
 
     kind = "parquet"
+    arrow_native = True
 
     def __init__(self, source: str) -> None:
         # absolute even for a glob, so the same files imported from another directory are
@@ -239,10 +249,11 @@ class ParquetReader(SourceReader):
         File by file, so that a row's _key (file, position in it) stays the same when files
         are added to the dataset: quarantine records are not duplicated then.
         """
-        from loaders import parquet_filter as pf
-
         test = None
         if where is not None and where.filter:
+            # imported for a selection only: it needs pyarrow.compute, slow to import
+            from loaders import parquet_filter as pf
+
             time_files = self._dataset(where.time_table).files if where.time_table else []
             time_schema = self.schema(where.time_table) if where.time_table else dataset.schema
             test = pf.RunTest(where.filter, pf.active_runs(time_files, where, time_schema))
@@ -258,8 +269,7 @@ class ParquetReader(SourceReader):
                 spans = [([g], first[g]) for g in pf.groups(meta, part, where, test)]
             for groups, offset in spans:
                 for batch in _file_batches(part, dataset.schema, columns, rows, groups):
-                    keys = pa.array(range(base + offset, base + offset + batch.num_rows),
-                                    type=pa.int64())  # fmt: skip
+                    keys = int64_range(base + offset, batch.num_rows)
                     offset += batch.num_rows
                     if test is not None and where is not None:
                         batch, keys = pf.selected(batch, keys, where, test)

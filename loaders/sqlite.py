@@ -57,6 +57,7 @@ class SqliteReader(SqlReader):
     """Reads tables of a SQLite file through the stdlib driver in read-only mode."""
 
     kind = "sqlite"
+    arrow_native = True  # through ADBC (loaders.sqlite._scan_fast)
     dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:

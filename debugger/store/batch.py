@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from debugger.contract import UNDECODABLE
 from debugger.model import TableCounts
@@ -58,6 +57,8 @@ def split_undecodable(
     """``raw`` without the rows its reader marked ``UNDECODABLE``, and those rows."""
     if UNDECODABLE not in raw.schema.names:
         return raw, None
+    import pyarrow.compute as pc  # slow to import, and only a source with such rows needs it
+
     marked = pc.is_valid(raw.column(UNDECODABLE))
     bad = pa.Table.from_batches([raw]) if isinstance(raw, pa.RecordBatch) else raw
     rest = raw.filter(pc.invert(marked)).drop_columns([UNDECODABLE])

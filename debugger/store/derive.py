@@ -55,20 +55,25 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
                    metadata
             FROM checkpoint_rows WHERE run_id IN (SELECT run_id FROM _tr)
         ),
-        head AS (
-            SELECT * FROM c QUALIFY row_number() OVER (
+        head_key AS (
+            -- the window sorts the ordering columns alone; the head's row is fetched after
+            SELECT ckpt_key FROM (SELECT run_id, created_at, step_index, ckpt_key FROM c)
+            QUALIFY row_number() OVER (
                 PARTITION BY run_id
                 ORDER BY created_at DESC NULLS LAST, step_index DESC, ckpt_key DESC) = 1
         ),
+        head AS (SELECT * FROM c WHERE ckpt_key IN (SELECT ckpt_key FROM head_key)),
         agg AS (
             SELECT run_id, min(step_index) AS first_step, count(*) AS n,
                    min(created_at) AS first_at, max(created_at) AS last_at,
-                   -- an error the run was retried past is in task_errors (it has a child)
-                   max_by(coalesce((metadata->>'error'), (metadata->>'$.task_errors[#-1]')),
-                          ckpt_key)
-                       FILTER (WHERE (metadata->>'error') IS NOT NULL
-                               OR (metadata->>'$.task_errors[#-1]') IS NOT NULL) AS last_error
-            FROM c GROUP BY run_id
+                   max_by(err, ckpt_key) FILTER (WHERE err IS NOT NULL) AS last_error
+            FROM (
+                -- each document read once; an error the run was retried past is in
+                -- task_errors (it has a child)
+                SELECT run_id, step_index, created_at, ckpt_key,
+                       coalesce((metadata->>'error'), (metadata->>'$.task_errors[#-1]')) AS err
+                FROM c)
+            GROUP BY run_id
         ),
         versions AS (
             SELECT run_id, to_json(list(model_version ORDER BY seen)) AS model_versions

@@ -16,6 +16,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from debugger.store import arrays
+
 MAX_DEPTH = 200
 """Deepest nesting of a JSON value the import accepts (``{"a": {"b": 1}}`` is 2 deep).
 
@@ -60,23 +62,35 @@ def _odd_run(b: np.ndarray, end: int) -> bool:
 
 def of_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     """For each JSON text, whether it nests deeper than :data:`MAX_DEPTH` (NULL: false)."""
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
-    if texts.type != pa.large_string():
-        texts = texts.cast(pa.large_string())
+    texts = arrays.single_chunk(texts)
     n = len(texts)
     out = np.zeros(n, dtype=bool)
-    _, offsets, data = texts.buffers()
+    bounds, data = arrays.string_bounds(texts)
     if data is None or n == 0:
-        return pa.array(out)
-    bounds = np.frombuffer(offsets, dtype=np.int64)[texts.offset : texts.offset + n + 1]
+        return arrays.booleans(out)
     raw = data.to_pybytes()
     for i in np.flatnonzero(np.diff(bounds) > 2 * MAX_DEPTH).tolist():
         a, z = int(bounds[i]), int(bounds[i + 1])
         if raw.count(b"[", a, z) + raw.count(b"{", a, z) <= MAX_DEPTH:
             continue
         out[i] = _depth(np.frombuffer(raw, dtype=np.uint8, count=z - a, offset=a)) > MAX_DEPTH
-    return pa.array(out)
+    return arrays.booleans(out)
+
+
+def too_deep_sql(text: str) -> str:
+    """SQL for whether the JSON text ``text`` nests deeper than :data:`MAX_DEPTH`.
+
+    :func:`of_array`'s own first test (more than twice the limit in bytes, and more
+    openers than the limit), done in DuckDB: on its threads, without the GIL, which a
+    Python function holds for every vector of every document column of every batch. Only
+    the rare text that passes it reaches ``json_too_deep`` (``CASE`` calls it on those rows
+    alone).
+    """
+    openers = f"strlen({text}) - strlen(replace(replace({text}, '[', ''), '{{', ''))"
+    return (
+        f"(CASE WHEN strlen({text}) > {2 * MAX_DEPTH} AND {openers} > {MAX_DEPTH} "
+        f"THEN {SQL_NAME}({text}) ELSE false END)"
+    )
 
 
 def register_once(con: duckdb.DuckDBPyConnection) -> bool:

@@ -9,14 +9,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import duckdb
-import numpy as np
 import orjson
 import pyarrow as pa
 
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import redact
 from debugger.model import ImportReport, TableCounts
-from debugger.store import json_depth, state_hash
+from debugger.store import arrays, json_depth, state_hash
 from debugger.store.batch import StagedBatch, plus, sliced, split_undecodable
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
@@ -168,7 +167,7 @@ class ImportSession:
         """
         raw, undecodable = split_undecodable(raw)
         n = raw.num_rows
-        pos = pa.array(np.arange(self._next_pos, self._next_pos + n, dtype=np.int64))
+        pos = arrays.int64_range(self._next_pos, n)
         self._next_pos += n
         rows_at = sliced(raw, pos)
         if table not in PRESTAGED_TABLES or n == 0:

@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from itertools import pairwise
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 import xxhash
+
+from debugger.store import arrays
 
 SQL_NAME = "state_hash"
 """The SQL function's name while it is registered."""
@@ -36,20 +37,15 @@ def of_text(text: str | bytes) -> str:
 def of_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The state hashes of an Arrow array of strings (NULL stays NULL).
 
-    Hashes slices of the array's data buffer, so no Python string is made per value.
+    Hashes slices of the array's data buffer, so no Python string is made per value, and
+    builds the result from its buffers (:mod:`debugger.store.arrays`: no pandas import).
     """
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
-    if texts.type != pa.large_string():
-        texts = texts.cast(pa.large_string())
-    _, offsets, data = texts.buffers()
+    texts = arrays.single_chunk(texts)
     n = len(texts)
-    bounds = np.frombuffer(offsets, dtype=np.int64)[texts.offset : texts.offset + n + 1].tolist()
+    bounds, data = arrays.string_bounds(texts)
     view = memoryview(data) if data is not None else memoryview(b"")
-    digests = [_hexdigest(view[a:b]) for a, b in pairwise(bounds)]
-    if texts.null_count:
-        return pa.array(digests, pa.string(), mask=texts.is_null().to_numpy(zero_copy_only=False))
-    return pa.array(digests, pa.string())
+    digests = "".join([_hexdigest(view[a:b]) for a, b in pairwise(bounds.tolist())])
+    return arrays.fixed_width_strings(digests.encode("ascii"), n, 32, arrays.validity(texts))
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:

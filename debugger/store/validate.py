@@ -90,7 +90,7 @@ def _json_check(
         )
     # nothing could show it (see debugger.store.json_depth); the session registers the check
     checks.append(
-        f"WHEN {col} IS NOT NULL AND {json_depth.SQL_NAME}(CAST({col} AS VARCHAR)) "
+        f"WHEN {col} IS NOT NULL AND {json_depth.too_deep_sql(f'CAST({col} AS VARCHAR)')} "
         f"THEN '{col} is nested deeper than {json_depth.MAX_DEPTH} levels'"
     )
     return checks

@@ -21,6 +21,7 @@ from tests.fixtures.native import (
     native_rows,
     stepscope_json,
     tool_call_rows,
+    write_native_parquet,
     write_native_sqlite,
 )
 
@@ -298,24 +299,30 @@ def test_a_glob_reads_partitions_below_its_fixed_directory(tmp_path: Path) -> No
     assert {r["run_id"] for r in rows} == {"r1"}
 
 
-def test_opening_a_parquet_source_does_not_import_pandas(tmp_path: Path) -> None:
-    """pandas costs 0.4 s to import (DuckDB and ``pa.array`` need it later): an import starts
-    it on a thread, and opening the source must not wait for it meanwhile
-    (``pyarrow.dataset`` imports it)."""
+@pytest.mark.parametrize("kind", ["parquet", "sqlite"])
+def test_a_native_import_imports_neither_pandas_nor_pyarrow_compute(
+    tmp_path: Path, kind: str
+) -> None:
+    """pandas costs about 0.3 s of CPU to import (holding the GIL), pyarrow.compute about
+    0.1 s: a small import would pay them before its first batch. Nothing on the path of a
+    source read as Arrow needs them (``pa.array`` imports pandas: the import builds its
+    arrays from buffers), so the import does not start pandas on a thread either."""
     import subprocess
     import sys
 
-    path = tmp_path / "c.parquet"
-    pq.write_table(pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in native_rows()]),
-                   path)  # fmt: skip
+    rows = native_rows()
+    if kind == "parquet":
+        src = write_native_parquet(tmp_path / "c.parquet", rows)
+    else:
+        src = write_native_sqlite(tmp_path / "c.sqlite", rows)
     code = (
-        "import sys\nfrom loaders.parquet import ParquetReader\n"
-        f"with ParquetReader({str(path)!r}) as r:\n"
-        "    n = r.count('checkpoints'), len(r.schema('checkpoints'))\n"
-        "print(n[0], 'pandas' in sys.modules)\n"
+        "import sys\nfrom debugger.store import Store\nfrom loaders import import_source\n"
+        f"with Store.open({str(tmp_path / 's.duckdb')!r}) as s:\n"
+        f"    n = import_source(s, {str(src)!r}).total.imported\n"
+        "print(n, 'pandas' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == [str(len(native_rows())), "False"]
+    assert out.stdout.split() == [str(len(rows)), "False", "False"]
 
 
 def test_a_record_repeated_in_five_batches_stays_five_rows(
