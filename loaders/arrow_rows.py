@@ -96,18 +96,19 @@ def conform(batch: pa.RecordBatch, declared: Mapping[str, pa.DataType]) -> pa.Re
     why: list[str | None] = [None] * batch.num_rows
     for i, field in enumerate(batch.schema):
         want = declared.get(field.name)
-        if want is None:
-            continue
         arr = arrays[i]
-        if _is_textual(want) and (_is_bytes(arr.type) or _is_textual(arr.type)):
+        # text in any column but a BLOB one (an INTEGER column holding text is text too)
+        checked = _is_textual(arr.type) and (want is None or not _is_bytes(want))
+        if checked or (want is not None and _is_textual(want) and _is_bytes(arr.type)):
             try:
                 arrays[i] = arr.cast(pa.string()) if _is_bytes(arr.type) else _valid(arr)
                 continue
             except pa.ArrowInvalid:
                 raw = arr.view(pa.binary()) if _is_textual(arr.type) else arr
                 values = [None if v is None else sqlite_text(v) for v in raw.to_pylist()]
-                arrays[i] = pa.array(as_declared(values, field.name, want, why), pa.string())
-        elif _is_bytes(want) and not _is_bytes(arr.type):
+                text = pa.string()
+                arrays[i] = pa.array(as_declared(values, field.name, text, why), text)
+        elif want is not None and _is_bytes(want) and not _is_bytes(arr.type):
             # text, or numbers (a BLOB column whose first values were numbers): as text
             arrays[i] = (arr if _is_textual(arr.type) else arr.cast(pa.string())).cast(pa.binary())
     names = list(batch.schema.names)

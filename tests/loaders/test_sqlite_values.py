@@ -138,3 +138,27 @@ def test_mapped_source_with_an_undecodable_value(tmp_path: Path) -> None:
     report = stepscope_json("import", path, "--mapping", mapping, "--store", tmp_path / "s.db")
     c = report["tables"]["checkpoints"]
     assert (c["read"], c["imported"], c["quarantined"]) == (30, 29, 1)
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_text_that_is_not_utf8_in_an_integer_column(tmp_path: Path, rows: int) -> None:
+    # such text reached DuckDB unchecked (only TEXT columns were) and failed the whole
+    # import with an internal error; it is the row's own reason now
+    path = tmp_path / "legacy.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE turns (conv TEXT, n INTEGER, st TEXT)")
+        for i in range(rows):
+            con.execute("INSERT INTO turns VALUES ('c', ?, ?)", (i, json.dumps({"i": i})))
+        con.execute("UPDATE turns SET n = CAST(? AS TEXT) WHERE n = 0", (b"\x80",))
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        '[checkpoints]\ntable = "turns"\nrun_id = "conv"\nstep_index = "n"\nworking_state = "st"\n'
+    )
+    report = _import_mapped(path, mapping, tmp_path / "s.db")
+    c = report["tables"]["checkpoints"]
+    assert (c["read"], c["imported"], c["quarantined"]) == (rows, rows - 1, 1)
+    assert [r for r in report["quarantine_reasons"] if r.startswith("n is text that is not UTF-8")]
+
+
+def _import_mapped(path: Path, mapping: Path, store: Path) -> dict[str, Any]:
+    return stepscope_json("import", path, "--mapping", mapping, "--store", store)  # type: ignore[no-any-return]
