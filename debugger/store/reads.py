@@ -16,6 +16,7 @@ from debugger.errors import NotFound
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, ToolCall
 from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
+from debugger.store.state_parts import join
 
 if TYPE_CHECKING:
     import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
@@ -25,9 +26,60 @@ _CKPT_COLS = (
     "coalesce(CAST(c.working_state AS VARCHAR), l.working_state) AS ws, c.state_hash, "
     "c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms, "
     "CAST(c.pending_effects AS VARCHAR), c.model_version, CAST(c.tool_versions AS VARCHAR), "
-    "CAST(c.metadata AS VARCHAR)"
+    "CAST(c.metadata AS VARCHAR), c.ckpt_key"
 )
+"""The checkpoint columns (see :func:`checkpoint_from_row`), then ``ckpt_key``: a split
+state's text is NULL here and put together by :func:`with_split_states`."""
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
+
+PARTS_AT_ONCE = 1_000
+"""Parts fetched by one statement: a literal IN list of this many hashes is looked up in the
+index; a longer one becomes a scan."""
+
+
+def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, str]:
+    """The texts of the split states among ``keys`` (ckpt_key), rebuilt from their parts.
+
+    Keys of states that are not split are left out. The hashes are integers the store
+    wrote, so they go into the statement as literals: DuckDB looks a literal IN list up in
+    the ``state_parts`` index, where a joined or unnested list scans the table.
+    """
+    if not keys:
+        return {}
+    if len(keys) == 1:
+        found = con.execute(
+            "SELECT ckpt_key, segments, refs FROM split_states WHERE ckpt_key = ?", keys
+        ).fetchall()
+    else:
+        found = con.execute(
+            "SELECT ckpt_key, segments, refs FROM split_states "
+            "WHERE ckpt_key IN (SELECT unnest(?::BIGINT[]))",
+            [keys],
+        ).fetchall()
+    if not found:
+        return {}
+    wanted = sorted({h for _, _, refs in found for h in refs})
+    parts: dict[int, str] = {}
+    for i in range(0, len(wanted), PARTS_AT_ONCE):
+        chunk = ",".join(str(int(h)) for h in wanted[i : i + PARTS_AT_ONCE])
+        parts.update(
+            con.execute(
+                f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
+            ).fetchall()
+        )
+    return {int(k): join(segments, refs, parts) for k, segments, refs in found}
+
+
+def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows of ``_CKPT_COLS`` with their split states' texts put in (``ckpt_key`` dropped)."""
+    missing = [int(r[16]) for r in rows if r[6] is None]
+    texts = split_texts(con, missing)
+    if not texts:
+        return [tuple(r[:16]) for r in rows]
+    return [
+        (*r[:6], texts.get(int(r[16])), *r[7:16]) if r[6] is None else tuple(r[:16])
+        for r in rows
+    ]
 
 # One checkpoint is read without the join: the join to large_states would slow every point
 # lookup (benchmarks/store_bench.py), while only states of LARGE_STATE_BYTES or more live
@@ -72,7 +124,8 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     large = con.execute(
         "SELECT working_state FROM large_states WHERE ckpt_key = ?", [row[-1]]
     ).fetchone()
-    return (*row[:6], large[0] if large else None, *row[7:-1])
+    text = large[0] if large else split_texts(con, [int(row[-1])]).get(int(row[-1]))
+    return (*row[:6], text, *row[7:-1])
 
 
 def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Checkpoint:
@@ -195,7 +248,7 @@ def checkpoints(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Checkpoint]
         "ORDER BY c.created_at NULLS FIRST, c.ckpt_key",
         [run_id],
     ).fetchall()
-    return [checkpoint_from_row(r) for r in rows]
+    return [checkpoint_from_row(r) for r in with_split_states(con, rows)]
 
 
 def timeline(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
