@@ -77,9 +77,9 @@ def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[t
     if not texts:
         return [tuple(r[:16]) for r in rows]
     return [
-        (*r[:6], texts.get(int(r[16])), *r[7:16]) if r[6] is None else tuple(r[:16])
-        for r in rows
+        (*r[:6], texts.get(int(r[16])), *r[7:16]) if r[6] is None else tuple(r[:16]) for r in rows
     ]
+
 
 # One checkpoint is read without the join: the join to large_states would slow every point
 # lookup (benchmarks/store_bench.py), while only states of LARGE_STATE_BYTES or more live

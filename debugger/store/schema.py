@@ -349,8 +349,11 @@ MIGRATIONS: list[StoreMigration] = [
     StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
     StoreMigration(2, "checkpoint documents stored as validated text", _v2_documents_as_text),
     StoreMigration(3, "state hashes are XXH3-128", _v3_state_hashes_xxh3),
-    StoreMigration(4, "large states split into shared parts, small ones compressed",
-                   _v4_states_split_and_compressed),
+    StoreMigration(
+        4,
+        "large states split into shared parts, small ones compressed",
+        _v4_states_split_and_compressed,
+    ),
 ]
 """Append-only. Never edit a released step; add the next one."""
 

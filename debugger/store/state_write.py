@@ -31,8 +31,7 @@ _LIST = pa.list_(pa.string())
 def start(con: duckdb.DuckDBPyConnection) -> None:
     """Create the empty temp tables ``_split`` and ``_new_parts``."""
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _split "
-        "(ckpt_key BIGINT, segments VARCHAR[], refs BIGINT[])"
+        "CREATE OR REPLACE TEMP TABLE _split (ckpt_key BIGINT, segments VARCHAR[], refs BIGINT[])"
     )
     con.execute("CREATE OR REPLACE TEMP TABLE _new_parts (part_hash BIGINT, part VARCHAR)")
 
@@ -101,7 +100,9 @@ def settle(con: duckdb.DuckDBPyConnection) -> int:
     ).fetchone()
     colliding = bad[0] if bad and bad[0] else []
     if colliding:
-        con.execute("DELETE FROM _split WHERE list_has_any(refs, $bad::BIGINT[])", {"bad": colliding})
+        con.execute(
+            "DELETE FROM _split WHERE list_has_any(refs, $bad::BIGINT[])", {"bad": colliding}
+        )
     con.execute(
         """
         INSERT INTO state_parts
