@@ -48,17 +48,17 @@ def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, st
         return {}
     if len(keys) == 1:
         found = con.execute(
-            "SELECT ckpt_key, segments, refs FROM split_states WHERE ckpt_key = ?", keys
+            "SELECT ckpt_key, skeleton, cuts, refs FROM split_states WHERE ckpt_key = ?", keys
         ).fetchall()
     else:
         found = con.execute(
-            "SELECT ckpt_key, segments, refs FROM split_states "
+            "SELECT ckpt_key, skeleton, cuts, refs FROM split_states "
             "WHERE ckpt_key IN (SELECT unnest(?::BIGINT[]))",
             [keys],
         ).fetchall()
     if not found:
         return {}
-    wanted = sorted({h for _, _, refs in found for h in refs})
+    wanted = sorted({h for *_, refs in found for h in refs})
     parts: dict[int, str] = {}
     for i in range(0, len(wanted), PARTS_AT_ONCE):
         chunk = ",".join(str(int(h)) for h in wanted[i : i + PARTS_AT_ONCE])
@@ -67,7 +67,7 @@ def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, st
                 f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
             ).fetchall()
         )
-    return {int(k): join(segments, refs, parts) for k, segments, refs in found}
+    return {int(k): join(skeleton, cuts, refs, parts) for k, skeleton, cuts, refs in found}
 
 
 def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[tuple[Any, ...]]:

@@ -9,10 +9,14 @@ Physical layout, and why:
 - ``checkpoint_rows`` holds every checkpoint; ``lookup_key`` (run number << 32 | step offset)
   is a single BIGINT with an ART index, because DuckDB does not use a two-column index for
   point lookups (it scans every row group).
-- States of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
+- States of ``SPLIT_MIN_BYTES`` or more whose array elements can be shared (messages) are
+  stored as a skeleton (``split_states``) plus parts kept once by content hash
+  (``state_parts``): :mod:`debugger.store.state_parts`.
+- Other states of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
   uncompressed: DuckDB compresses long strings with ZSTD per segment, so fetching one 1 MB
-  state otherwise decompresses its neighbours too.
-- ``checkpoints`` is a view joining the two, so SQL over ``working_state`` sees every state.
+  state otherwise decompresses its neighbours too. Smaller ones are compressed with
+  dictionary+FSST, which DuckDB decompresses one string at a time.
+- ``checkpoints`` is a view joining the three, so SQL over ``working_state`` sees every state.
 - The JSON documents of ``checkpoint_rows`` are stored as the text that was validated
   (VARCHAR), so an import parses each once; the view presents them as JSON.
 """
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 import duckdb
 
 LARGE_STATE_BYTES = 32 * 1024
-"""States at least this large are stored uncompressed in ``large_states``."""
+"""States at least this large that do not split are stored uncompressed in ``large_states``."""
 
 STEP_OFFSET = 1 << 31
 """Added to step_index in lookup_key so that negative steps (LangGraph's -1) fit."""
@@ -259,19 +263,23 @@ _V4_ROWS = _V2_ROWS.replace(
 )
 
 _V4_PARTS = (
-    "CREATE TABLE split_states (ckpt_key BIGINT, segments VARCHAR[], refs BIGINT[])",
+    "CREATE TABLE split_states (ckpt_key BIGINT, skeleton VARCHAR USING COMPRESSION dict_fsst, "
+    "cuts INTEGER[], refs BIGINT[])",
     "CREATE TABLE state_parts (part_hash BIGINT, part VARCHAR USING COMPRESSION dict_fsst)",
     "CREATE INDEX split_state_key ON split_states (ckpt_key)",
     "CREATE INDEX state_part_hash ON state_parts (part_hash)",
 )
 
 REBUILT_STATE = """(
-    SELECT string_agg(u.seg || coalesce(p.part, ''), '' ORDER BY u.i)
-    FROM (SELECT unnest(s.segments) AS seg, unnest(s.refs) AS ref,
-                 generate_subscripts(s.segments, 1) AS i) u
+    SELECT string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
+                      ORDER BY u.i)
+    FROM (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
+                 coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
+          FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
     LEFT JOIN state_parts p ON p.part_hash = u.ref)"""
-"""A split state's text in SQL (``s`` is its ``split_states`` row): the segments with the
-parts between them. The Python read (:func:`debugger.store.reads`) joins them the same way."""
+"""A split state's text in SQL (``s`` is its ``split_states`` row): the skeleton's pieces
+with the parts between them (offsets count characters, as ``substring`` and Python do).
+The Python read (:func:`debugger.store.reads.split_texts`) joins them the same way."""
 
 _V4_VIEW = f"""
     CREATE VIEW checkpoints AS

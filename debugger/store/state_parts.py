@@ -4,10 +4,10 @@ Consecutive checkpoints of an agent mostly repeat each other: a LangGraph state 
 whole message list again at every step. So a state of ``SPLIT_MIN_BYTES`` or more is cut
 into *parts*, its array elements of ``PART_MIN_CHARS`` or more (a message, a document, a
 tool result), each stored once in ``state_parts`` under a 64-bit content hash, and a
-*skeleton*: the text between the parts, as a list of segments, with the parts' hashes in
-order. A checkpoint's state is ``segments[0] + part(refs[0]) + segments[1] + ...``; no
-marker is ever searched for in the text, so nothing a state holds can be mistaken for a
-reference.
+*skeleton*: the text without the parts, with the character offsets where they go
+(``cuts``) and their hashes in order (``refs``). The state is the skeleton with
+``part(refs[i])`` put back at ``cuts[i]``; no marker is ever searched for in the text, so
+nothing a state holds can be mistaken for a reference.
 
 The cut is made on the parsed value and checked on the text: a state is split only when the
 segments and parts, joined, give back exactly the text that was imported (the compact JSON
@@ -51,8 +51,10 @@ def part_hash(text: str) -> int:
 class Split:
     """A state cut into its skeleton and parts (see the module docstring)."""
 
-    segments: list[str]
-    """The text between parts; one more than ``refs``."""
+    skeleton: str
+    """The text without the parts."""
+    cuts: list[int]
+    """Where each part goes: character offsets into ``skeleton``, ascending."""
     refs: list[int]
     """The parts' hashes, in the order they appear."""
     parts: dict[int, str]
@@ -86,20 +88,21 @@ def split(text: str, nbytes: int | None = None) -> Split | None:
         return None
     if not parts:
         return None
-    segments: list[str] = []
+    cuts: list[int] = []
     refs: list[int] = []
     run: list[str] = []
+    at = 0
     for t in tokens:
         if isinstance(t, int):
-            segments.append("".join(run))
+            cuts.append(at)
             refs.append(t)
-            run = []
         else:
             run.append(t)
-    segments.append("".join(run))
-    if join(segments, refs, parts) != text:
+            at += len(t)
+    skeleton = "".join(run)
+    if join(skeleton, cuts, refs, parts) != text:
         return None
-    return Split(segments, refs, parts)
+    return Split(skeleton, cuts, refs, parts)
 
 
 class _Collision(Exception):
@@ -140,14 +143,17 @@ def _emit(value: Any, out: list[str | int], parts: dict[int, str]) -> None:
         out.append(dumps(value).decode())
 
 
-def join(segments: Sequence[str], refs: Sequence[int], parts: Mapping[int, str]) -> str:
+def join(skeleton: str, cuts: Sequence[int], refs: Sequence[int], parts: Mapping[int, str]) -> str:
     """The state's text from its skeleton and parts.
 
     Raises:
         KeyError: a referenced part is missing from ``parts``.
     """
-    out = [segments[0]]
-    for ref, seg in zip(refs, segments[1:], strict=True):
+    out = []
+    prev = 0
+    for cut, ref in zip(cuts, refs, strict=True):
+        out.append(skeleton[prev:cut])
         out.append(parts[ref])
-        out.append(seg)
+        prev = cut
+    out.append(skeleton[prev:])
     return "".join(out)

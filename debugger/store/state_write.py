@@ -4,7 +4,8 @@ An import, a re-import that changed a state and the store's migration to version
 the same way, in the caller's transaction:
 
 1. :func:`cut` reads ``(ckpt_key, text)`` rows of states of ``SPLIT_MIN_BYTES`` or more and
-   adds the ones that split to the temp table ``_split`` (``ckpt_key, segments, refs``),
+   adds the ones that split to the temp table ``_split`` (``ckpt_key, skeleton, cuts,
+   refs``),
    their parts to ``_new_parts``; it may be called several times (the migration reads the
    store's states a range at a time);
 2. :func:`settle` stores the parts the store does not hold yet, under their hash, and drops
@@ -25,13 +26,12 @@ import pyarrow as pa
 
 from debugger.store import state_parts
 
-_LIST = pa.list_(pa.string())
-
 
 def start(con: duckdb.DuckDBPyConnection) -> None:
     """Create the empty temp tables ``_split`` and ``_new_parts``."""
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _split (ckpt_key BIGINT, segments VARCHAR[], refs BIGINT[])"
+        "CREATE OR REPLACE TEMP TABLE _split "
+        "(ckpt_key BIGINT, skeleton VARCHAR, cuts INTEGER[], refs BIGINT[])"
     )
     con.execute("CREATE OR REPLACE TEMP TABLE _new_parts (part_hash BIGINT, part VARCHAR)")
 
@@ -44,7 +44,8 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
     """
     rows = con.execute(sql, params or []).fetchall()
     keys: list[int] = []
-    segments: list[list[str]] = []
+    skeletons: list[str] = []
+    cuts: list[list[int]] = []
     refs: list[list[int]] = []
     parts: dict[int, str] = {}
     for key, text, nbytes in rows:
@@ -54,21 +55,22 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
         if cut_ is None:
             continue
         keys.append(int(key))
-        segments.append(cut_.segments)
+        skeletons.append(cut_.skeleton)
+        cuts.append(cut_.cuts)
         refs.append(cut_.refs)
         for h, part in cut_.parts.items():
             # two states of a batch whose parts collide: the second keeps its text whole
             if parts.setdefault(h, part) != part:
-                keys.pop()
-                segments.pop()
-                refs.pop()
+                for column in (keys, skeletons, cuts, refs):
+                    column.pop()
                 break
     if not keys:
         return 0
     split = pa.table(
         {
             "ckpt_key": pa.array(keys, pa.int64()),
-            "segments": pa.array(segments, _LIST),
+            "skeleton": pa.array(skeletons, pa.string()),
+            "cuts": pa.array(cuts, pa.list_(pa.int32())),
             "refs": pa.array(refs, pa.list_(pa.int64())),
         }
     )
