@@ -6,6 +6,7 @@ write SQL of their own.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from debugger.contract import pending_entries
 from debugger.errors import NotFound
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, ToolCall
-from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
+from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 from debugger.store.state_parts import join
 
 if TYPE_CHECKING:
@@ -35,6 +36,43 @@ _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_
 PARTS_AT_ONCE = 1_000
 """Parts fetched by one statement: a literal IN list of this many hashes is looked up in the
 index; a longer one becomes a scan."""
+
+PART_CACHE_CHARS = 32 * 1024 * 1024
+"""Characters of parts kept in memory between reads (the oldest read go first)."""
+
+_part_cache: OrderedDict[int, str] = OrderedDict()
+_part_cache_chars = 0
+
+
+def _cached_parts(wanted: list[int]) -> tuple[dict[int, str], list[int]]:
+    """The parts among ``wanted`` read before, and the hashes still to fetch.
+
+    A part's hash names its text for good (the store never keeps two texts under one
+    hash), so a part read from any store of this process can be reused: the neighbouring
+    checkpoints of a run, which the Timeline reads one after the other, share most of
+    their messages.
+    """
+    found = {}
+    missing = []
+    for h in wanted:
+        text = _part_cache.get(h)
+        if text is None:
+            missing.append(h)
+        else:
+            found[h] = text
+            _part_cache.move_to_end(h)
+    return found, missing
+
+
+def _remember_parts(parts: list[tuple[int, str]]) -> None:
+    global _part_cache_chars
+    for h, text in parts:
+        if h not in _part_cache:
+            _part_cache[h] = text
+            _part_cache_chars += len(text)
+    while _part_cache_chars > PART_CACHE_CHARS and _part_cache:
+        _, text = _part_cache.popitem(last=False)
+        _part_cache_chars -= len(text)
 
 
 def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, str]:
@@ -58,15 +96,14 @@ def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, st
         ).fetchall()
     if not found:
         return {}
-    wanted = sorted({h for *_, refs in found for h in refs})
-    parts: dict[int, str] = {}
+    parts, wanted = _cached_parts(sorted({h for *_, refs in found for h in refs}))
     for i in range(0, len(wanted), PARTS_AT_ONCE):
         chunk = ",".join(str(int(h)) for h in wanted[i : i + PARTS_AT_ONCE])
-        parts.update(
-            con.execute(
-                f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
-            ).fetchall()
-        )
+        fetched = con.execute(
+            f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
+        ).fetchall()
+        parts.update(fetched)
+        _remember_parts(fetched)
     return {int(k): join(skeleton, cuts, refs, parts) for k, skeleton, cuts, refs in found}
 
 
@@ -121,10 +158,15 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     row = max(rows, key=_newest)
     if row[6] is not None:
         return row[:-1]
-    large = con.execute(
-        "SELECT working_state FROM large_states WHERE ckpt_key = ?", [row[-1]]
-    ).fetchone()
-    text = large[0] if large else split_texts(con, [int(row[-1])]).get(int(row[-1]))
+    key = int(row[-1])
+    # a state out of the row is whole in large_states or split; under LARGE_STATE_BYTES it
+    # can only be split, so that is looked up first
+    text = split_texts(con, [key]).get(key) if int(row[8]) < LARGE_STATE_BYTES else None
+    if text is None:
+        large = con.execute(
+            "SELECT working_state FROM large_states WHERE ckpt_key = ?", [key]
+        ).fetchone()
+        text = large[0] if large else split_texts(con, [key]).get(key)
     return (*row[:6], text, *row[7:-1])
 
 

@@ -270,29 +270,33 @@ _V4_PARTS = (
     "CREATE INDEX state_part_hash ON state_parts (part_hash)",
 )
 
-REBUILT_STATE = """(
-    SELECT string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
-                      ORDER BY u.i)
-    FROM (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
-                 coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
-          FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
-    LEFT JOIN state_parts p ON p.part_hash = u.ref)"""
-"""A split state's text in SQL (``s`` is its ``split_states`` row): the skeleton's pieces
-with the parts between them (offsets count characters, as ``substring`` and Python do).
-The Python read (:func:`debugger.store.reads.split_texts`) joins them the same way."""
+SPLIT_TEXTS = """
+    SELECT s.ckpt_key,
+           string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
+                      ORDER BY u.i) AS text
+    FROM split_states s,
+         LATERAL (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
+                         coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
+                  FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
+    LEFT JOIN state_parts p ON p.part_hash = u.ref
+    GROUP BY s.ckpt_key"""
+"""Every split state's text in SQL: the skeleton's pieces with the parts between them
+(offsets count characters, as ``substring`` and Python do). The Python read
+(:func:`debugger.store.reads.split_texts`) joins them the same way, for the states it needs.
+DuckDB computes this for every split state of the store whenever a query reads
+``working_state`` from the view (it pushes no filter into it): docs/store.md says so."""
 
 _V4_VIEW = f"""
     CREATE VIEW checkpoints AS
     SELECT c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version,
            c.created_at,
-           CAST(coalesce(c.working_state, l.working_state, {REBUILT_STATE}) AS JSON)
-               AS working_state,
+           CAST(coalesce(c.working_state, l.working_state, r.text) AS JSON) AS working_state,
            c.state_hash, c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms,
            CAST(c.pending_effects AS JSON) AS pending_effects, c.model_version,
            CAST(c.tool_versions AS JSON) AS tool_versions, CAST(c.metadata AS JSON) AS metadata,
            c.source_id
     FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)
-    LEFT JOIN split_states s USING (ckpt_key)"""
+    LEFT JOIN ({SPLIT_TEXTS}) r USING (ckpt_key)"""
 
 MIGRATION_RANGE = 2_000
 """Checkpoints whose states the migration to version 4 reads at a time (a bound on memory:
