@@ -7,10 +7,12 @@ write SQL of their own.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import xxhash
 
 from debugger.contract import pending_entries
 from debugger.errors import NotFound
@@ -64,6 +66,14 @@ def _cached_parts(wanted: list[int]) -> tuple[dict[int, str], list[int]]:
     return found, missing
 
 
+def _forget_parts(hashes: list[int]) -> None:
+    global _part_cache_chars
+    for h in hashes:
+        text = _part_cache.pop(h, None)
+        if text is not None:
+            _part_cache_chars -= len(text)
+
+
 def _remember_parts(parts: list[tuple[int, str]]) -> None:
     global _part_cache_chars
     for h, text in parts:
@@ -75,13 +85,34 @@ def _remember_parts(parts: list[tuple[int, str]]) -> None:
         _part_cache_chars -= len(text)
 
 
-def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, str]:
-    """The texts of the split states among ``keys`` (ckpt_key), rebuilt from their parts.
+def _fetch_parts(con: duckdb.DuckDBPyConnection, hashes: list[int]) -> dict[int, str]:
+    """Parts by hash from ``state_parts``, remembered for the next reads.
 
-    Keys of states that are not split are left out. The hashes are integers the store
-    wrote, so they go into the statement as literals: DuckDB looks a literal IN list up in
-    the ``state_parts`` index, where a joined or unnested list scans the table.
+    The hashes are integers the store wrote, so they go into the statement as literals:
+    DuckDB looks a literal IN list up in the ``state_parts`` index, where a joined or
+    unnested list scans the table.
     """
+    parts: dict[int, str] = {}
+    for i in range(0, len(hashes), PARTS_AT_ONCE):
+        chunk = ",".join(str(int(h)) for h in hashes[i : i + PARTS_AT_ONCE])
+        fetched = con.execute(
+            f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
+        ).fetchall()
+        parts.update(fetched)
+    _remember_parts(list(parts.items()))
+    return parts
+
+
+def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]) -> dict[int, str]:
+    """The texts of the split states among ``wanted`` (ckpt_key to its state hash),
+    rebuilt from their parts; keys of states that are not split are left out.
+
+    A state rebuilt with parts from memory is checked against its state hash (XXH3-128 of
+    the text, ~10 us for 100 KB): the memory is shared by every store the process opens,
+    and two stores could, however unlikely, hold different texts under one 64-bit hash. On
+    a mismatch its parts are read from this store again.
+    """
+    keys = list(wanted)
     if not keys:
         return {}
     if len(keys) == 1:
@@ -96,20 +127,28 @@ def split_texts(con: duckdb.DuckDBPyConnection, keys: list[int]) -> dict[int, st
         ).fetchall()
     if not found:
         return {}
-    parts, wanted = _cached_parts(sorted({h for *_, refs in found for h in refs}))
-    for i in range(0, len(wanted), PARTS_AT_ONCE):
-        chunk = ",".join(str(int(h)) for h in wanted[i : i + PARTS_AT_ONCE])
-        fetched = con.execute(
-            f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
-        ).fetchall()
-        parts.update(fetched)
-        _remember_parts(fetched)
-    return {int(k): join(skeleton, cuts, refs, parts) for k, skeleton, cuts, refs in found}
+    parts, missing = _cached_parts(sorted({h for *_, refs in found for h in refs}))
+    from_memory = bool(parts)
+    parts.update(_fetch_parts(con, missing))
+    out = {}
+    for key, skeleton, cuts, refs in found:
+        text = join(skeleton, cuts, refs, parts)
+        expected = wanted.get(int(key))
+        if from_memory and expected is not None and _hash(text) != expected:
+            _forget_parts(refs)
+            text = join(skeleton, cuts, refs, _fetch_parts(con, sorted(set(refs))))
+        out[int(key)] = text
+    return out
+
+
+def _hash(text: str) -> str:
+    # debugger.store.state_hash.of_text, without its Arrow imports on the read path
+    return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
 
 
 def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[tuple[Any, ...]]:
     """Rows of ``_CKPT_COLS`` with their split states' texts put in (``ckpt_key`` dropped)."""
-    missing = [int(r[16]) for r in rows if r[6] is None]
+    missing = {int(r[16]): r[7] for r in rows if r[6] is None}
     texts = split_texts(con, missing)
     if not texts:
         return [tuple(r[:16]) for r in rows]
@@ -161,12 +200,13 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     key = int(row[-1])
     # a state out of the row is whole in large_states or split; under LARGE_STATE_BYTES it
     # can only be split, so that is looked up first
-    text = split_texts(con, [key]).get(key) if int(row[8]) < LARGE_STATE_BYTES else None
+    wanted = {key: row[7]}
+    text = split_texts(con, wanted).get(key) if int(row[8]) < LARGE_STATE_BYTES else None
     if text is None:
         large = con.execute(
             "SELECT working_state FROM large_states WHERE ckpt_key = ?", [key]
         ).fetchone()
-        text = large[0] if large else split_texts(con, [key]).get(key)
+        text = large[0] if large else split_texts(con, wanted).get(key)
     return (*row[:6], text, *row[7:-1])
 
 

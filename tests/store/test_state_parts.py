@@ -202,3 +202,26 @@ def test_a_part_colliding_with_a_stored_one_leaves_the_state_whole(
             "AND working_state IS NOT NULL"
         )
         assert whole == 2
+
+
+def test_a_wrong_part_in_memory_is_caught_by_the_state_hash(tmp_path: Path) -> None:
+    """Parts read once stay in memory for every store of the process; if one held another
+    text under the same hash (another store's), the state hash tells, and the part is read
+    from this store again."""
+    from debugger.store import reads
+
+    text = _hostile()["messages"]
+    src = write_native_sqlite(tmp_path / "m.sqlite", _rows({"m": text}))
+    reads._forget_parts(list(reads._part_cache))  # what other tests of this process read
+    with Store.open(tmp_path / "s.duckdb") as store:
+        import_source(store, str(src))
+        assert store.checkpoint_text("run-m", 0)[1] == text  # its parts are in memory now
+        poisoned = 0
+        for h, part in list(reads._part_cache.items()):
+            if "lorem" in part:
+                reads._part_cache[h] = part.replace("lorem", "LOREM")
+                poisoned += 1
+        assert poisoned == 30
+        assert store.checkpoint_text("run-m", 1)[1] == text
+        assert dumps(store.checkpoints("run-m")[0].working_state) == dumps(loads(text))
+        assert all("LOREM" not in p for p in reads._part_cache.values())
