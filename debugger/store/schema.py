@@ -298,9 +298,9 @@ _V4_VIEW = f"""
     FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)
     LEFT JOIN ({SPLIT_TEXTS}) r USING (ckpt_key)"""
 
-MIGRATION_RANGE = 2_000
+MIGRATION_RANGE = 500
 """Checkpoints whose states the migration to version 4 reads at a time (a bound on memory:
-2,000 states of 1 MB are 2 GB of text; message-heavy states are ~100 KB)."""
+500 states of 1 MB are 500 MB of text; message-heavy states are ~100 KB)."""
 
 
 def _v4_states_split_and_compressed(con: duckdb.DuckDBPyConnection) -> None:
