@@ -41,9 +41,9 @@ PART_MAX_CHARS = 64 * 1024
 _SIGN = 1 << 63
 
 
-def part_hash(text: str) -> int:
+def part_hash(text: str | bytes) -> int:
     """The 64-bit content hash of a part's text (XXH3-64 of its UTF-8), as a signed BIGINT."""
-    h = xxhash.xxh3_64_intdigest(text.encode("utf-8"))
+    h = xxhash.xxh3_64_intdigest(text.encode("utf-8") if isinstance(text, str) else text)
     return h - (1 << 64) if h >= _SIGN else h
 
 
@@ -128,13 +128,14 @@ def _emit(value: Any, out: list[str | int], parts: dict[int, str]) -> None:
         for i, item in enumerate(value):
             if i:
                 out.append(",")
-            text = dumps(item).decode()
+            raw = dumps(item)
+            text = raw.decode()
             if len(text) < PART_MIN_CHARS:
                 out.append(text)
             elif len(text) >= PART_MAX_CHARS and isinstance(item, (dict, list)):
                 _emit(item, out, parts)
             else:
-                h = part_hash(text)
+                h = part_hash(raw)  # the UTF-8 orjson wrote: no second encoding
                 if parts.setdefault(h, text) != text:
                     raise _Collision
                 out.append(h)
