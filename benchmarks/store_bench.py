@@ -10,7 +10,14 @@ Parquet dataset (``benchmarks/synth.py``). Then, on a read-only open:
 - the plan: ``EXPLAIN ANALYZE`` of the lookup by ``lookup_key`` (the indexed BIGINT) against
   the naive ``WHERE run_id = ? AND step_index = ?``, with both timed in the same run.
 
-Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints).
+Then the same reads on a message-heavy LangGraph store: threads of a ReAct agent whose
+message list grows to ~200 messages (~100 KB states), written through the real
+``SqliteSaver`` by ``benchmarks/lg_heavy_gen.py`` and imported by Stepscope; its states are
+stored as skeletons plus shared messages (docs/store.md). It prints the source's and the
+store's sizes against the target (store <= 0.25 x source).
+
+Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints;
+``--heavy-checkpoints N``, default 1,000,000; ``--only native|heavy``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import duckdb  # noqa: E402
+import lg_heavy_gen  # noqa: E402
 import synth  # noqa: E402
 
 from debugger.store import Store  # noqa: E402
@@ -207,22 +215,91 @@ def bench(path: Path, lookups: int) -> tuple[str, str]:
     return "\n".join(lines), plans
 
 
+def build_heavy(checkpoints: int, rebuild: bool) -> tuple[Path, Path]:
+    """The message-heavy LangGraph source and its store (generated and imported once)."""
+    source = DATA / f"lgheavy{checkpoints}.sqlite"
+    store = DATA / f"lgheavy{checkpoints}.duckdb"
+    if rebuild or not source.exists():
+        print(f"writing ~{checkpoints:,} LangGraph checkpoints ...", file=sys.stderr)
+        lg_heavy_gen.write(source, checkpoints)
+    if rebuild or not store.exists():
+        for p in (store, Path(f"{store}.wal")):
+            p.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        with Store.open(store) as s:
+            report = import_source(s, str(source))
+        seconds = time.perf_counter() - t0
+        print(f"imported {report.total.imported:,} rows in {seconds:.0f} s (load {load()})",
+              file=sys.stderr)  # fmt: skip
+    return source, store
+
+
+def bench_heavy(source: Path, path: Path, lookups: int) -> str:
+    """Point reads and the runs listing on the message-heavy store; sizes against the source."""
+    rng = random.Random(13)
+    with Store.open(path, read_only=True) as store:
+        runs = store.sql("SELECT run_id, first_step, last_step FROM runs")
+        picks = iter([(r, rng.randint(a, b)) for r, a, b in rng.choices(runs, k=2 * lookups + 4)])
+        tail = iter([(r, b - rng.randint(0, 9)) for r, _, b in rng.choices(runs, k=54)])
+
+        def point(it: Any = picks) -> None:
+            run_id, step = next(it)
+            assert store.checkpoint(run_id, step).step_index == step
+
+        results = {
+            "checkpoint(run, step), random step (states 0.2-120 KB)": (timed(point, lookups), 15),
+            "... the next lookups on the same connection": (timed(point, lookups), 15),
+            "checkpoint(run, step), last 10 steps (~110 KB, ~200 messages)": (
+                timed(lambda: point(tail), 50), 15),
+            "runs() listing with aggregates": (timed(store.runs, 30), 50),
+        }  # fmt: skip
+        [(total, state_bytes)] = store.sql("SELECT count(*), sum(state_bytes) FROM checkpoint_rows")
+        [(parts, part_bytes)] = store.sql("SELECT count(*), sum(strlen(part)) FROM state_parts")
+        n_runs = len(runs)
+    size, src = path.stat().st_size, source.stat().st_size
+    met = "met" if size <= src / 4 else "not met"
+    lines = [
+        f"Store: {total:,} checkpoints, {n_runs:,} runs; states {state_bytes / 2**20:,.0f} MiB "
+        f"as text, {parts:,} distinct parts ({part_bytes / 2**20:,.1f} MiB); load {load()}",
+        "",
+        f"Source (SqliteSaver) {src / 2**20:,.1f} MiB, store {size / 2**20:,.1f} MiB: "
+        f"**{size / src:.3f} x** the source (target <= 0.25: {met})",
+        "",
+        "| read | n | p50 ms | p95 ms | target p95 | met |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for name, (ms, target) in results.items():
+        p95 = pct(ms, 0.95)
+        lines.append(f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95:.2f} | "
+                     f"< {target} | {'yes' if p95 < target else 'no'} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``--quick`` for 100k checkpoints, ``--rebuild`` to re-import."""
     p = argparse.ArgumentParser(description="Stepscope store read benchmark")
     p.add_argument("--quick", action="store_true", help="100,000 checkpoints")
     p.add_argument("--rebuild", action="store_true", help="regenerate and re-import the store")
     p.add_argument("--lookups", type=int, default=300, help="random point lookups")
+    p.add_argument("--heavy-checkpoints", type=int, default=1_000_000,
+                   help="checkpoints of the message-heavy LangGraph store")  # fmt: skip
+    p.add_argument("--only", choices=["native", "heavy"], default=None)
     a = p.parse_args(argv)
     DATA.mkdir(exist_ok=True)
-    runs = 1_000 if a.quick else 10_000
-    spec = synth.Spec(runs=runs, steps=100, state_bytes=2048, large_runs=LARGE_RUNS,
-                      large_steps=LARGE_STEPS, large_bytes=1024 * 1024)  # fmt: skip
-    path = build(spec, "store100k" if a.quick else "store1m", a.rebuild)
-    table, plans = bench(path, a.lookups)
-    print(table)
-    print()
-    print(plans)
+    if a.only != "heavy":
+        runs = 1_000 if a.quick else 10_000
+        spec = synth.Spec(runs=runs, steps=100, state_bytes=2048, large_runs=LARGE_RUNS,
+                          large_steps=LARGE_STEPS, large_bytes=1024 * 1024)  # fmt: skip
+        path = build(spec, "store100k" if a.quick else "store1m", a.rebuild)
+        table, plans = bench(path, a.lookups)
+        print(table)
+        print()
+        print(plans)
+    if a.only != "native":
+        n = 2_000 if a.quick else a.heavy_checkpoints
+        source, store = build_heavy(n, a.rebuild)
+        print()
+        print(bench_heavy(source, store, a.lookups))
     return 0
 
 

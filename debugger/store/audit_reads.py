@@ -13,7 +13,7 @@ import duckdb
 from debugger.contract import pending_entries
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint
-from debugger.store.reads import _CKPT_COLS, _CKPT_FROM, run_num
+from debugger.store.reads import _CKPT_COLS, _CKPT_FROM, run_num, with_split_states
 
 __all__ = [
     "audit_checkpoints",
@@ -43,6 +43,7 @@ def audit_checkpoints(
         "ORDER BY c.created_at NULLS FIRST, c.ckpt_key",
         [run_id],
     ).fetchall()
+    rows = with_split_states(con, rows)
     parsed: dict[tuple[int, str], Any] = {}
 
     def doc(column: int, text: str | None, default: Any) -> Any:
@@ -88,7 +89,7 @@ def audit_fingerprint(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[Any,
 def schema_version_counts(con: duckdb.DuckDBPyConnection) -> dict[int | None, int]:
     """Schema versions of the stored checkpoints with their counts (None: no version)."""
     rows = con.execute(
-        "SELECT schema_version, count(*) FROM checkpoints GROUP BY 1 ORDER BY 1 NULLS LAST"
+        "SELECT schema_version, count(*) FROM checkpoint_rows GROUP BY 1 ORDER BY 1 NULLS LAST"
     ).fetchall()
     return {(None if v is None else int(v)): int(n) for v, n in rows}
 
@@ -96,7 +97,7 @@ def schema_version_counts(con: duckdb.DuckDBPyConnection) -> dict[int | None, in
 def run_ids_of_version(con: duckdb.DuckDBPyConnection, version: int | None) -> list[str]:
     """The runs holding a checkpoint at this schema version, in run-id order."""
     rows = con.execute(
-        "SELECT DISTINCT run_id FROM checkpoints WHERE schema_version = ? ORDER BY run_id",
+        "SELECT DISTINCT run_id FROM checkpoint_rows WHERE schema_version = ? ORDER BY run_id",
         [version],
     ).fetchall()
     return [str(r) for (r,) in rows]

@@ -9,9 +9,11 @@ from __future__ import annotations
 import duckdb
 
 from debugger.contract import TABLE_COLUMNS
+from debugger.store import state_write
 from debugger.store.refresh import update_changed_checkpoints, update_changed_rows
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 from debugger.store.stage import CONTENT_ID, checkpoint_values
+from debugger.store.state_parts import SPLIT_MIN_BYTES
 from debugger.store.validate import ColumnTypes
 
 ID_COLUMN = {"checkpoints": "checkpoint_id", "effects": "effect_id", "tool_calls": "call_id"}
@@ -166,19 +168,28 @@ def insert_checkpoints(
             "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
             "AND x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id)"
         )
+    split = _split_new_states(con, filters)
+    whole = f"v.state_bytes < {LARGE_STATE_BYTES}"
+    join_split = ""
+    if split:
+        whole += " AND x.ckpt_key IS NULL"
+        join_split = "LEFT JOIN _split x ON x.ckpt_key = v._pos"
     inserted = con.execute(
         f"""
         INSERT INTO checkpoint_rows
         SELECT v._pos, k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}), v.run_id,
                v.checkpoint_id, s.parent_id, v.step_index, s.schema_version, v.created_at,
-               CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN s.ws END,
+               CASE WHEN {whole} THEN s.ws END,
                v.state_hash, v.state_bytes, s.tokens_spent, s.steps_spent, s.wall_clock_ms,
                s.pending_effects, s.model_version, s.tool_versions, s.metadata, ?
         FROM _v v JOIN run_keys k USING (run_id)
         JOIN (SELECT _pos, {checkpoint_values(types)} FROM _staged) s ON s._pos = v._pos
+        {join_split}
         WHERE v._why IS NULL {filters}""",
         [source_id],
     ).fetchone()
+    if split:
+        con.execute("INSERT INTO split_states SELECT * FROM _split ORDER BY ckpt_key")
     n = int(inserted[0]) if inserted else 0
     if n == 0:
         return 0, updated
@@ -197,19 +208,46 @@ def insert_checkpoints(
         f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES}"
     ).fetchone()
     if large and large[0]:
+        not_split = "AND s._pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
         con.execute(
             "INSERT INTO large_states SELECT s._pos, CAST(s.working_state AS VARCHAR) "
             f"FROM _staged s JOIN _ins i ON i._pos = s._pos "
-            f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY s._pos"
+            f"WHERE strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} {not_split} "
+            "ORDER BY s._pos"
         )
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
     return n, updated
 
 
+def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str) -> int:
+    """Cut the batch's new states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts
+    (:mod:`debugger.store.state_write`); returns how many split (listed in ``_split``).
+
+    Only rows the insert will take (``filters``, as it applies them) are read, so a
+    re-import of an unchanged source cuts nothing. A batch without such states costs one
+    count.
+    """
+    row = con.execute(
+        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}"
+    ).fetchone()
+    if not (row and row[0]):
+        return 0
+    state_write.start(con)
+    if not state_write.cut(
+        con,
+        "SELECT s._pos, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _v v "
+        "JOIN _staged s ON s._pos = v._pos "
+        f"WHERE v._why IS NULL AND v.state_bytes >= {SPLIT_MIN_BYTES} {filters}",
+    ):
+        return 0
+    return state_write.settle(con)
+
+
 def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free a batch's temp tables now rather than when the next batch replaces them."""
     con.execute("DROP VIEW IF EXISTS _typed_ids")
-    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd", "_cand"):
+    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd", "_cand", "_split",
+                 "_new_parts"):  # fmt: skip
         con.execute(f"DROP TABLE IF EXISTS {name}")
 
 

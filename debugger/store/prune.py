@@ -263,6 +263,12 @@ def _delete(con: duckdb.DuckDBPyConnection) -> None:
         "WHERE run_id IN (SELECT run_id FROM _prune_runs)"
     )
     con.execute("DELETE FROM large_states WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
+    con.execute("DELETE FROM split_states WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
+    # a part goes when no state kept refers to it (also those a re-import left behind)
+    con.execute(
+        "DELETE FROM state_parts WHERE part_hash NOT IN "
+        "(SELECT DISTINCT unnest(refs) FROM split_states)"
+    )
     con.execute("DELETE FROM checkpoint_rows WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
     con.execute(f"DELETE FROM effects e WHERE {_GONE.format(t='e')}")
     con.execute(f"DELETE FROM tool_calls t WHERE {_GONE.format(t='t')}")

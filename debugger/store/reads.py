@@ -6,16 +6,20 @@ write SQL of their own.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import xxhash
 
 from debugger.contract import pending_entries
 from debugger.errors import NotFound
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, ToolCall
-from debugger.store.schema import RUN_SHIFT, STEP_OFFSET
+from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
+from debugger.store.state_parts import join
 
 if TYPE_CHECKING:
     import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
@@ -25,9 +29,133 @@ _CKPT_COLS = (
     "coalesce(CAST(c.working_state AS VARCHAR), l.working_state) AS ws, c.state_hash, "
     "c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms, "
     "CAST(c.pending_effects AS VARCHAR), c.model_version, CAST(c.tool_versions AS VARCHAR), "
-    "CAST(c.metadata AS VARCHAR)"
+    "CAST(c.metadata AS VARCHAR), c.ckpt_key"
 )
+"""The checkpoint columns (see :func:`checkpoint_from_row`), then ``ckpt_key``: a split
+state's text is NULL here and put together by :func:`with_split_states`."""
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
+
+PARTS_AT_ONCE = 1_000
+"""Parts fetched by one statement: a literal IN list of this many hashes is looked up in the
+index; a longer one becomes a scan."""
+
+PART_CACHE_CHARS = 32 * 1024 * 1024
+"""Characters of parts kept in memory between reads (the oldest read go first)."""
+
+_part_cache: OrderedDict[int, str] = OrderedDict()
+_part_cache_chars = 0
+
+
+def _cached_parts(wanted: list[int]) -> tuple[dict[int, str], list[int]]:
+    """The parts among ``wanted`` read before, and the hashes still to fetch.
+
+    A part's hash names its text for good (the store never keeps two texts under one
+    hash), so a part read from any store of this process can be reused: the neighbouring
+    checkpoints of a run, which the Timeline reads one after the other, share most of
+    their messages.
+    """
+    found = {}
+    missing = []
+    for h in wanted:
+        text = _part_cache.get(h)
+        if text is None:
+            missing.append(h)
+        else:
+            found[h] = text
+            _part_cache.move_to_end(h)
+    return found, missing
+
+
+def _forget_parts(hashes: list[int]) -> None:
+    global _part_cache_chars
+    for h in hashes:
+        text = _part_cache.pop(h, None)
+        if text is not None:
+            _part_cache_chars -= len(text)
+
+
+def _remember_parts(parts: list[tuple[int, str]]) -> None:
+    global _part_cache_chars
+    for h, text in parts:
+        if h not in _part_cache:
+            _part_cache[h] = text
+            _part_cache_chars += len(text)
+    while _part_cache_chars > PART_CACHE_CHARS and _part_cache:
+        _, text = _part_cache.popitem(last=False)
+        _part_cache_chars -= len(text)
+
+
+def _fetch_parts(con: duckdb.DuckDBPyConnection, hashes: list[int]) -> dict[int, str]:
+    """Parts by hash from ``state_parts``, remembered for the next reads.
+
+    The hashes are integers the store wrote, so they go into the statement as literals:
+    DuckDB looks a literal IN list up in the ``state_parts`` index, where a joined or
+    unnested list scans the table.
+    """
+    parts: dict[int, str] = {}
+    for i in range(0, len(hashes), PARTS_AT_ONCE):
+        chunk = ",".join(str(int(h)) for h in hashes[i : i + PARTS_AT_ONCE])
+        fetched = con.execute(
+            f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
+        ).fetchall()
+        parts.update(fetched)
+    _remember_parts(list(parts.items()))
+    return parts
+
+
+def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]) -> dict[int, str]:
+    """The texts of the split states among ``wanted`` (ckpt_key to its state hash),
+    rebuilt from their parts; keys of states that are not split are left out.
+
+    A state rebuilt with parts from memory is checked against its state hash (XXH3-128 of
+    the text, ~10 us for 100 KB): the memory is shared by every store the process opens,
+    and two stores could, however unlikely, hold different texts under one 64-bit hash. On
+    a mismatch its parts are read from this store again.
+    """
+    keys = list(wanted)
+    if not keys:
+        return {}
+    if len(keys) == 1:
+        found = con.execute(
+            "SELECT ckpt_key, skeleton, cuts, refs FROM split_states WHERE ckpt_key = ?", keys
+        ).fetchall()
+    else:
+        found = con.execute(
+            "SELECT ckpt_key, skeleton, cuts, refs FROM split_states "
+            "WHERE ckpt_key IN (SELECT unnest(?::BIGINT[]))",
+            [keys],
+        ).fetchall()
+    if not found:
+        return {}
+    parts, missing = _cached_parts(sorted({h for *_, refs in found for h in refs}))
+    from_memory = bool(parts)
+    parts.update(_fetch_parts(con, missing))
+    out = {}
+    for key, skeleton, cuts, refs in found:
+        text = join(skeleton, cuts, refs, parts)
+        expected = wanted.get(int(key))
+        if from_memory and expected is not None and _hash(text) != expected:
+            _forget_parts(refs)
+            text = join(skeleton, cuts, refs, _fetch_parts(con, sorted(set(refs))))
+        out[int(key)] = text
+    return out
+
+
+def _hash(text: str) -> str:
+    # debugger.store.state_hash.of_text, without its Arrow imports on the read path
+    return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
+
+
+def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows of ``_CKPT_COLS`` with their split states' texts put in (``ckpt_key`` dropped)."""
+    missing = {int(r[16]): r[7] for r in rows if r[6] is None}
+    texts = split_texts(con, missing)
+    if not texts:
+        return [tuple(r[:16]) for r in rows]
+    return [
+        (*r[:6], texts.get(int(r[16])), *r[7:16]) if r[6] is None else tuple(r[:16]) for r in rows
+    ]
+
 
 # One checkpoint is read without the join: the join to large_states would slow every point
 # lookup (benchmarks/store_bench.py), while only states of LARGE_STATE_BYTES or more live
@@ -69,10 +197,17 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     row = max(rows, key=_newest)
     if row[6] is not None:
         return row[:-1]
-    large = con.execute(
-        "SELECT working_state FROM large_states WHERE ckpt_key = ?", [row[-1]]
-    ).fetchone()
-    return (*row[:6], large[0] if large else None, *row[7:-1])
+    key = int(row[-1])
+    # a state out of the row is whole in large_states or split; under LARGE_STATE_BYTES it
+    # can only be split, so that is looked up first
+    wanted = {key: row[7]}
+    text = split_texts(con, wanted).get(key) if int(row[8]) < LARGE_STATE_BYTES else None
+    if text is None:
+        large = con.execute(
+            "SELECT working_state FROM large_states WHERE ckpt_key = ?", [key]
+        ).fetchone()
+        text = large[0] if large else split_texts(con, wanted).get(key)
+    return (*row[:6], text, *row[7:-1])
 
 
 def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Checkpoint:
@@ -195,7 +330,7 @@ def checkpoints(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Checkpoint]
         "ORDER BY c.created_at NULLS FIRST, c.ckpt_key",
         [run_id],
     ).fetchall()
-    return [checkpoint_from_row(r) for r in rows]
+    return [checkpoint_from_row(r) for r in with_split_states(con, rows)]
 
 
 def timeline(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import duckdb
 
+from debugger.store import state_write
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
+from debugger.store.state_parts import SPLIT_MIN_BYTES
 
 _NARROW = (
     "x.state_hash IS DISTINCT FROM v.state_hash",
@@ -82,13 +84,17 @@ def update_changed_checkpoints(
     n = int(row[0]) if row else 0
     if n == 0:
         return 0
+    split = _split_changed_states(con)
+    not_split = " AND u.ckpt_key NOT IN (SELECT ckpt_key FROM _split)" if split else ""
     con.execute(
         f"""
         UPDATE checkpoint_rows AS x SET
             lookup_key = k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}),
             parent_id = coalesce(s.parent_id, x.parent_id), step_index = v.step_index,
             schema_version = s.schema_version, created_at = v.created_at,
-            working_state = CASE WHEN v.state_bytes < {LARGE_STATE_BYTES} THEN s.ws END,
+            working_state = CASE WHEN NOT u.state_changed THEN x.working_state
+                                 WHEN v.state_bytes < {LARGE_STATE_BYTES}{not_split}
+                                 THEN s.ws END,
             state_hash = v.state_hash, state_bytes = v.state_bytes,
             tokens_spent = s.tokens_spent, steps_spent = s.steps_spent,
             wall_clock_ms = s.wall_clock_ms, pending_effects = s.pending_effects,
@@ -99,24 +105,50 @@ def update_changed_checkpoints(
         WHERE x.ckpt_key = u.ckpt_key""",
         [source_id],
     )
-    _refresh_large_states(con)
+    _refresh_large_states(con, split)
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _upd")
     return n
 
 
-def _refresh_large_states(con: duckdb.DuckDBPyConnection) -> None:
-    """Replace the out-of-row text of updated checkpoints whose state changed."""
+def _split_changed_states(con: duckdb.DuckDBPyConnection) -> int:
+    """Cut the changed states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts, as
+    the insert does (``_split``, keyed by the stored ``ckpt_key``); returns how many."""
+    row = con.execute(
+        "SELECT count(*) FROM _upd u JOIN _v v ON v._pos = u._pos "
+        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}"
+    ).fetchone()
+    if not (row and row[0]):
+        return 0
+    state_write.start(con)
+    if not state_write.cut(
+        con,
+        "SELECT u.ckpt_key, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _upd u "
+        "JOIN _v v ON v._pos = u._pos JOIN _staged s ON s._pos = u._pos "
+        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}",
+    ):
+        return 0
+    return state_write.settle(con)
+
+
+def _refresh_large_states(con: duckdb.DuckDBPyConnection, split: int) -> None:
+    """Replace the out-of-row text (whole, or skeleton) of updated checkpoints whose state
+    changed. Parts no state refers to any more stay until a prune removes them."""
     row = con.execute("SELECT count(*) FROM _upd WHERE state_changed").fetchone()
     if not (row and row[0]):
         return
-    con.execute(
-        "DELETE FROM large_states WHERE ckpt_key IN (SELECT ckpt_key FROM _upd WHERE state_changed)"
-    )
+    for table in ("large_states", "split_states"):
+        con.execute(
+            f"DELETE FROM {table} WHERE ckpt_key IN (SELECT ckpt_key FROM _upd WHERE state_changed)"
+        )
+    not_split = "AND u.ckpt_key NOT IN (SELECT ckpt_key FROM _split)" if split else ""
     con.execute(
         "INSERT INTO large_states SELECT u.ckpt_key, CAST(s.working_state AS VARCHAR) "
         "FROM _staged s JOIN _upd u ON u._pos = s._pos WHERE u.state_changed "
-        f"AND strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} ORDER BY u.ckpt_key"
+        f"AND strlen(CAST(s.working_state AS VARCHAR)) >= {LARGE_STATE_BYTES} {not_split} "
+        "ORDER BY u.ckpt_key"
     )
+    if split:
+        con.execute("INSERT INTO split_states SELECT * FROM _split ORDER BY ckpt_key")
 
 
 def update_changed_rows(

@@ -9,10 +9,14 @@ Physical layout, and why:
 - ``checkpoint_rows`` holds every checkpoint; ``lookup_key`` (run number << 32 | step offset)
   is a single BIGINT with an ART index, because DuckDB does not use a two-column index for
   point lookups (it scans every row group).
-- States of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
+- States of ``SPLIT_MIN_BYTES`` or more whose array elements can be shared (messages) are
+  stored as a skeleton (``split_states``) plus parts kept once by content hash
+  (``state_parts``): :mod:`debugger.store.state_parts`.
+- Other states of ``LARGE_STATE_BYTES`` or more live in ``large_states`` in a column stored
   uncompressed: DuckDB compresses long strings with ZSTD per segment, so fetching one 1 MB
-  state otherwise decompresses its neighbours too.
-- ``checkpoints`` is a view joining the two, so SQL over ``working_state`` sees every state.
+  state otherwise decompresses its neighbours too. Smaller ones are compressed with
+  dictionary+FSST, which DuckDB decompresses one string at a time.
+- ``checkpoints`` is a view joining the three, so SQL over ``working_state`` sees every state.
 - The JSON documents of ``checkpoint_rows`` are stored as the text that was validated
   (VARCHAR), so an import parses each once; the view presents them as JSON.
 """
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 import duckdb
 
 LARGE_STATE_BYTES = 32 * 1024
-"""States at least this large are stored uncompressed in ``large_states``."""
+"""States at least this large that do not split are stored uncompressed in ``large_states``."""
 
 STEP_OFFSET = 1 << 31
 """Added to step_index in lookup_key so that negative steps (LangGraph's -1) fit."""
@@ -72,9 +76,12 @@ _V1_VIEW = """
         FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)"""
 
 
-def _create_tables(con: duckdb.DuckDBPyConnection, rows_sql: str, view_sql: str) -> None:
-    """Every table, sequence, index and view, with ``checkpoint_rows`` and the
-    ``checkpoints`` view as given (they are what changed between versions)."""
+def _create_tables(
+    con: duckdb.DuckDBPyConnection, rows_sql: str, view_sql: str, more: tuple[str, ...] = ()
+) -> None:
+    """Every table, sequence, index and view, with ``checkpoint_rows``, the ``checkpoints``
+    view and the statements ``more`` (the state tables of version 4) as given (they are
+    what changed between versions)."""
     con.execute("CREATE SEQUENCE IF NOT EXISTS source_seq START 1")
     con.execute("CREATE SEQUENCE IF NOT EXISTS run_seq START 1")
     con.execute("CREATE SEQUENCE IF NOT EXISTS ckpt_seq START 1")
@@ -94,6 +101,8 @@ def _create_tables(con: duckdb.DuckDBPyConnection, rows_sql: str, view_sql: str)
     )
     con.execute("CREATE INDEX checkpoint_lookup ON checkpoint_rows (lookup_key)")
     con.execute("CREATE INDEX large_state_key ON large_states (ckpt_key)")
+    for sql in more:
+        con.execute(sql)
     con.execute(view_sql)
     con.execute(
         """
@@ -248,10 +257,115 @@ def _v3_state_hashes_xxh3(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("RESET memory_limit")
 
 
+_V4_ROWS = _V2_ROWS.replace(
+    "working_state VARCHAR USING COMPRESSION uncompressed",
+    "working_state VARCHAR USING COMPRESSION dict_fsst",
+)
+
+_V4_PARTS = (
+    "CREATE TABLE split_states (ckpt_key BIGINT, skeleton VARCHAR USING COMPRESSION dict_fsst, "
+    "cuts INTEGER[], refs BIGINT[])",
+    "CREATE TABLE state_parts (part_hash BIGINT, part VARCHAR USING COMPRESSION dict_fsst)",
+    "CREATE INDEX split_state_key ON split_states (ckpt_key)",
+    "CREATE INDEX state_part_hash ON state_parts (part_hash)",
+)
+
+SPLIT_TEXTS = """
+    SELECT s.ckpt_key,
+           string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
+                      ORDER BY u.i) AS text
+    FROM split_states s,
+         LATERAL (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
+                         coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
+                  FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
+    LEFT JOIN state_parts p ON p.part_hash = u.ref
+    GROUP BY s.ckpt_key"""
+"""Every split state's text in SQL: the skeleton's pieces with the parts between them
+(offsets count characters, as ``substring`` and Python do). The Python read
+(:func:`debugger.store.reads.split_texts`) joins them the same way, for the states it needs.
+DuckDB computes this for every split state of the store whenever a query reads
+``working_state`` from the view (it pushes no filter into it): docs/store.md says so."""
+
+_V4_VIEW = f"""
+    CREATE VIEW checkpoints AS
+    SELECT c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version,
+           c.created_at,
+           CAST(coalesce(c.working_state, l.working_state, r.text) AS JSON) AS working_state,
+           c.state_hash, c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms,
+           CAST(c.pending_effects AS JSON) AS pending_effects, c.model_version,
+           CAST(c.tool_versions AS JSON) AS tool_versions, CAST(c.metadata AS JSON) AS metadata,
+           c.source_id
+    FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)
+    LEFT JOIN ({SPLIT_TEXTS}) r USING (ckpt_key)"""
+
+MIGRATION_RANGE = 500
+"""Checkpoints whose states the migration to version 4 reads at a time (a bound on memory:
+500 states of 1 MB are 500 MB of text; message-heavy states are ~100 KB)."""
+
+
+def _v4_states_split_and_compressed(con: duckdb.DuckDBPyConnection) -> None:
+    """Store each shared part of the large states once, and compress the small states.
+
+    States of ``SPLIT_MIN_BYTES`` or more that hold array elements worth sharing (messages)
+    are cut into a skeleton (``split_states``) and parts stored once by content hash
+    (``state_parts``): see :mod:`debugger.store.state_parts`. The other states stay whole;
+    ``checkpoint_rows.working_state`` is rebuilt with dictionary+FSST compression, which
+    DuckDB decompresses one string at a time (a point read costs what it did uncompressed,
+    where ZSTD decompressed a whole vector). docs/store.md has the figures.
+    """
+    from debugger.store import state_write
+    from debugger.store.state_parts import SPLIT_MIN_BYTES
+
+    for sql in _V4_PARTS:
+        con.execute(sql)
+    con.execute("SET memory_limit = '512MB'")  # see _v3_state_hashes_xxh3
+    try:
+        state_write.start(con)
+        bounds = con.execute(
+            f"SELECT min(ckpt_key), max(ckpt_key) FROM checkpoint_rows "
+            f"WHERE state_bytes >= {SPLIT_MIN_BYTES}"
+        ).fetchone()
+        if bounds and bounds[0] is not None:
+            low, high = int(bounds[0]), int(bounds[1])
+            for first in range(low, high + 1, MIGRATION_RANGE):
+                state_write.cut(
+                    con,
+                    "SELECT c.ckpt_key, coalesce(c.working_state, l.working_state), c.state_bytes "
+                    "FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key) "
+                    f"WHERE c.state_bytes >= {SPLIT_MIN_BYTES} AND c.ckpt_key BETWEEN ? AND ?",
+                    [first, first + MIGRATION_RANGE - 1],
+                )
+        state_write.settle(con)
+        con.execute("INSERT INTO split_states SELECT * FROM _split ORDER BY ckpt_key")
+        con.execute("DELETE FROM large_states WHERE ckpt_key IN (SELECT ckpt_key FROM _split)")
+        con.execute("DROP VIEW checkpoints")
+        con.execute("DROP INDEX checkpoint_lookup")
+        con.execute("ALTER TABLE checkpoint_rows RENAME TO checkpoint_rows_v3")
+        con.execute(_V4_ROWS)
+        con.execute(
+            """
+            INSERT INTO checkpoint_rows
+            SELECT * REPLACE (CASE WHEN ckpt_key IN (SELECT ckpt_key FROM _split) THEN NULL
+                                   ELSE working_state END AS working_state)
+            FROM checkpoint_rows_v3 ORDER BY ckpt_key"""
+        )
+        con.execute("DROP TABLE checkpoint_rows_v3")
+        con.execute("CREATE INDEX checkpoint_lookup ON checkpoint_rows (lookup_key)")
+        con.execute(_V4_VIEW)
+        state_write.drop(con)
+    finally:
+        con.execute("RESET memory_limit")
+
+
 MIGRATIONS: list[StoreMigration] = [
     StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
     StoreMigration(2, "checkpoint documents stored as validated text", _v2_documents_as_text),
     StoreMigration(3, "state hashes are XXH3-128", _v3_state_hashes_xxh3),
+    StoreMigration(
+        4,
+        "large states split into shared parts, small ones compressed",
+        _v4_states_split_and_compressed,
+    ),
 ]
 """Append-only. Never edit a released step; add the next one."""
 
@@ -279,10 +393,10 @@ def _create_current(con: duckdb.DuckDBPyConnection) -> None:
     the table version 1 made); ``tests/store/test_store_open.py`` checks that
     both ways give the same tables, indexes and views.
     """
-    _create_tables(con, _V2_ROWS, _V2_VIEW)
+    _create_tables(con, _V4_ROWS, _V4_VIEW, _V4_PARTS)
 
 
-FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (3, _create_current)
+FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (4, _create_current)
 """How a new store is built at once, and the version that leaves it at. The migrations
 after that version run on it as on any store, so a new migration needs no change here."""
 
@@ -309,7 +423,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
     done = applied_version(con)
     applied = []
     fresh_version, build = FRESH_SCHEMA
-    if done == 0:
+    # a list that stops before the fresh build's version (a test playing an older
+    # Stepscope) builds step by step, as that version did
+    if done == 0 and fresh_version <= MIGRATIONS[-1].version:
         con.execute("BEGIN")
         try:
             build(con)

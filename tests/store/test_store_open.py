@@ -380,7 +380,7 @@ def test_v3_rehashes_states_and_renames_content_named_checkpoints(
     assert ("run-1", 1, "given-7") in [(r[0], r[1], r[2]) for r in before]
 
     with Store.open(old) as store:
-        assert store.schema_version() == 3
+        assert store.schema_version() == schema.CURRENT_VERSION
         after = store._con.execute(query).fetchall()
         heads = store._con.execute(
             "SELECT r.head_checkpoint_id, c.checkpoint_id FROM runs r LEFT JOIN checkpoints c "

@@ -1,0 +1,124 @@
+"""Writing large states as skeletons and shared parts (:mod:`debugger.store.state_parts`).
+
+An import, a re-import that changed a state and the store's migration to version 4 all go
+the same way, in the caller's transaction:
+
+1. :func:`cut` reads ``(ckpt_key, text)`` rows of states of ``SPLIT_MIN_BYTES`` or more and
+   adds the ones that split to the temp table ``_split`` (``ckpt_key, skeleton, cuts,
+   refs``),
+   their parts to ``_new_parts``; it may be called several times (the migration reads the
+   store's states a range at a time);
+2. :func:`settle` stores the parts the store does not hold yet, under their hash, and drops
+   from ``_split`` any state one of whose parts has the hash of another text (a 64-bit
+   collision, never seen: that state is then stored whole, so every state comes back
+   exactly).
+
+The caller then writes ``_split``'s rows to ``split_states`` and leaves their
+``working_state`` NULL; the other states are stored whole as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from debugger.store import state_parts
+
+
+def start(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the empty temp tables ``_split`` and ``_new_parts``."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _split "
+        "(ckpt_key BIGINT, skeleton VARCHAR, cuts INTEGER[], refs BIGINT[])"
+    )
+    con.execute("CREATE OR REPLACE TEMP TABLE _new_parts (part_hash BIGINT, part VARCHAR)")
+
+
+def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
+    """Split the states ``sql`` selects (``ckpt_key, text, bytes``); returns how many split.
+
+    The rows are read at once (the caller bounds them: one import batch, or one range of
+    the migration), so the connection is free for the writes that follow.
+    """
+    rows = con.execute(sql, params or []).fetchall()
+    keys: list[int] = []
+    skeletons: list[str] = []
+    cuts: list[list[int]] = []
+    refs: list[list[int]] = []
+    parts: dict[int, str] = {}
+    for key, text, nbytes in rows:
+        if text is None:
+            continue
+        cut_ = state_parts.split(text, nbytes)
+        if cut_ is None:
+            continue
+        keys.append(int(key))
+        skeletons.append(cut_.skeleton)
+        cuts.append(cut_.cuts)
+        refs.append(cut_.refs)
+        for h, part in cut_.parts.items():
+            # two states of a batch whose parts collide: the second keeps its text whole
+            if parts.setdefault(h, part) != part:
+                for column in (keys, skeletons, cuts, refs):
+                    column.pop()
+                break
+    if not keys:
+        return 0
+    split = pa.table(
+        {
+            "ckpt_key": pa.array(keys, pa.int64()),
+            "skeleton": pa.array(skeletons, pa.string()),
+            "cuts": pa.array(cuts, pa.list_(pa.int32())),
+            "refs": pa.array(refs, pa.list_(pa.int64())),
+        }
+    )
+    new_parts = pa.table(
+        {"part_hash": pa.array(list(parts), pa.int64()), "part": pa.array(list(parts.values()))}
+    )
+    con.register("_split_in", split)
+    con.register("_parts_in", new_parts)
+    try:
+        con.execute("INSERT INTO _split SELECT * FROM _split_in")
+        con.execute("INSERT INTO _new_parts SELECT * FROM _parts_in")
+    finally:
+        con.unregister("_split_in")
+        con.unregister("_parts_in")
+    return len(keys)
+
+
+def settle(con: duckdb.DuckDBPyConnection) -> int:
+    """Store the new parts and drop states whose parts collide; returns the states split."""
+    bad = con.execute(
+        """
+        SELECT list(DISTINCT part_hash) FROM (
+            SELECT part_hash FROM (
+                SELECT part_hash, part FROM _new_parts
+                UNION SELECT p.part_hash, p.part FROM state_parts p
+                WHERE p.part_hash IN (SELECT part_hash FROM _new_parts)
+            ) GROUP BY part_hash HAVING count(*) > 1
+        )"""
+    ).fetchone()
+    colliding = bad[0] if bad and bad[0] else []
+    if colliding:
+        con.execute(
+            "DELETE FROM _split WHERE list_has_any(refs, $bad::BIGINT[])", {"bad": colliding}
+        )
+    con.execute(
+        """
+        INSERT INTO state_parts
+        SELECT part_hash, any_value(part) FROM _new_parts
+        WHERE part_hash NOT IN (SELECT part_hash FROM state_parts)
+          AND NOT list_contains($bad::BIGINT[], part_hash)
+        GROUP BY part_hash ORDER BY min(rowid)""",
+        {"bad": colliding},
+    )
+    row = con.execute("SELECT count(*) FROM _split").fetchone()
+    return int(row[0]) if row else 0
+
+
+def drop(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the temp tables."""
+    con.execute("DROP TABLE IF EXISTS _split")
+    con.execute("DROP TABLE IF EXISTS _new_parts")
