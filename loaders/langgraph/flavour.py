@@ -60,6 +60,10 @@ BATCH_ROWS = 1024
 """Checkpoints per batch at most (a power of two, so batches fill the store's row groups;
 ``--batch-rows`` can only lower it)."""
 BATCH_STATE_BYTES = 24 * 1024 * 1024
+FIRST_BATCH_STATE_BYTES = 2 * 1024 * 1024
+"""State bytes of the first batch; each next batch may hold twice the last, up to
+``BATCH_STATE_BYTES``. The store starts on the first batch while the walk goes on, so a
+small one shortens the wait before the pipeline fills (see ``loaders.base.ramped``)."""
 TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""
 
@@ -179,6 +183,7 @@ class _Walk:
         self.tape_rows: list[dict[str, Any]] = []
         self._tape_ready: list[pa.RecordBatch] = []
         self.bad_writes: list[dict[str, Any]] = []
+        self._state_bytes = FIRST_BATCH_STATE_BYTES
 
     def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
         rows: list[dict[str, Any]] = []
@@ -189,9 +194,10 @@ class _Walk:
                 row = ready.pop(0)
                 rows.append(row)
                 size += len(row.get("working_state") or "")
-                if len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES:
+                if len(rows) >= self.batch_rows or size >= self._state_bytes:
                     yield to_batch("checkpoints", rows)
                     rows, size = [], 0
+                    self._state_bytes = min(2 * self._state_bytes, BATCH_STATE_BYTES)
                     if len(self.tape_rows) >= TAPE_FLUSH:
                         self._carry = ready
                         return
