@@ -372,6 +372,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
 
     name = "langgraph"
     filters = True
+    decodes = True
 
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:
