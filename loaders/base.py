@@ -198,6 +198,9 @@ class Flavour(ABC, Generic[R]):
     """Whether the flavour honours :attr:`rows` (``--run``/``--since``) by passing a
     :class:`~loaders.filter.Selection` to the reader; the import refuses a filter
     otherwise, rather than read the whole source."""
+    decodes: ClassVar[bool] = False
+    """Whether the flavour decodes its batches in Python on a thread of its own while the
+    store takes the previous one (the import then leaves that thread a core)."""
     rows: RunFilter = RunFilter()
     """The runs to read (``ImportOptions.runs``/``since``); empty: all."""
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+import duckdb
 
 from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.model import ImportReport
@@ -133,7 +136,7 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     from loaders.registry import open_reader
 
     options = options or ImportOptions()
-    with _fewer_collections(), open_reader(source) as reader:
+    with _fewer_collections(), _quick_handoffs(), open_reader(source) as reader:
         flavour = configured(choose_flavour(reader, options), options)
         if not flavour.reads_arrow_only(reader):
             _import_pandas_meanwhile()
@@ -141,16 +144,17 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
             session.filtered = flavour.rows.describe()
             chained = False
             try:
-                for plan in flavour.plans(reader):
-                    chained |= plan.derive_parents
-                    seen = 0
-                    # the next batch is validated on a thread while this one is inserted
-                    staged = session.staged(plan.table, plan.batches, plan.select_sql)
-                    for batch in prefetched(staged):
-                        counts = session.add_staged(batch, plan.derive_parents)
-                        seen += counts.read
-                        if options.progress:
-                            options.progress(plan.table, seen, plan.total)
+                with _core_for_the_reader(session.con, flavour.decodes):
+                    for plan in flavour.plans(reader):
+                        chained |= plan.derive_parents
+                        seen = 0
+                        # the next batch is validated on a thread while this one is inserted
+                        staged = session.staged(plan.table, plan.batches, plan.select_sql)
+                        for batch in prefetched(staged):
+                            counts = session.add_staged(batch, plan.derive_parents)
+                            seen += counts.read
+                            if options.progress:
+                                options.progress(plan.table, seen, plan.total)
             except StepscopeError:
                 # each batch is committed on its own: the rows before the failure stay, and
                 # their runs are derived now rather than at a later import
@@ -178,6 +182,51 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
+
+
+@contextlib.contextmanager
+def _core_for_the_reader(con: duckdb.DuckDBPyConnection, decodes: bool) -> Iterator[None]:
+    """DuckDB on one core fewer while the batches are read and stored (not for the final
+    commit), for a flavour that decodes in Python, on a machine of more than one core.
+
+    Such a flavour (LangGraph's) decodes on a thread of its own, on one core, while DuckDB
+    stores the previous batch; with DuckDB's threads on every core the two take turns on
+    that one, and the decoding, the slower of the two, waits.
+    """
+    cores = os.cpu_count() or 1
+    rows = con.execute("SELECT current_setting('threads')").fetchall() if decodes else []
+    before = int(rows[0][0]) if rows else 1
+    if cores < 2 or before < 2:
+        yield
+        return
+    con.execute(f"SET threads = {min(before, cores - 1)}")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(duckdb.Error):  # a broken connection: its error comes first
+            con.execute(f"SET threads = {before}")
+
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits for it, during an import."""
+
+
+@contextlib.contextmanager
+def _quick_handoffs() -> Iterator[None]:
+    """The GIL handed over sooner (0.5 ms, not Python's 5 ms) while the import runs.
+
+    The reader's thread decodes in Python, holding the GIL, while the store's statements
+    run in DuckDB without it; each statement then waits for the GIL to return its result,
+    and DuckDB's threads wait for it to scan a batch handed over from Python; each wait
+    lasts up to an interval, and a large import runs hundreds of statements. Python's
+    interval is restored after the import.
+    """
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _import_pandas_meanwhile() -> None:

@@ -60,6 +60,13 @@ BATCH_ROWS = 1024
 """Checkpoints per batch at most (a power of two, so batches fill the store's row groups;
 ``--batch-rows`` can only lower it)."""
 BATCH_STATE_BYTES = 24 * 1024 * 1024
+FIRST_BATCH_STATE_BYTES = 2 * 1024 * 1024
+"""State bytes of the first batch; each next batch may hold twice the last, up to half of
+``BATCH_STATE_BYTES``. The store starts on the first batch while the walk goes on, so a
+small one shortens the wait before the pipeline fills (see ``loaders.base.ramped``).
+Past these bytes a batch still takes the rows released with the last one (a thread's
+root rows come out together when the thread ends), up to ``BATCH_STATE_BYTES``: a run
+that does not go on in the next batch spares the store its look-ups of stored rows."""
 TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""
 
@@ -184,6 +191,7 @@ class _Walk:
         self.tape_rows: list[dict[str, Any]] = []
         self._tape_ready: list[pa.RecordBatch] = []
         self.bad_writes: list[dict[str, Any]] = []
+        self._state_bytes = FIRST_BATCH_STATE_BYTES
 
     def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
         rows: list[dict[str, Any]] = []
@@ -194,9 +202,11 @@ class _Walk:
                 row = ready.pop(0)
                 rows.append(row)
                 size += len(row.get("working_state") or "")
-                if len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES:
+                full = len(rows) >= self.batch_rows or size >= BATCH_STATE_BYTES
+                if full or (size >= self._state_bytes and not ready):
                     yield to_batch("checkpoints", rows)
                     rows, size = [], 0
+                    self._state_bytes = min(2 * self._state_bytes, BATCH_STATE_BYTES // 2)
                     if len(self.tape_rows) >= TAPE_FLUSH:
                         self._carry = ready
                         return
@@ -396,6 +406,7 @@ class LangGraphFlavour(Flavour[SqlReader]):
 
     name = "langgraph"
     filters = True
+    decodes = True
 
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:

@@ -26,6 +26,8 @@ What goes where (docs/langgraph.md says the same for users):
 from __future__ import annotations
 
 import hashlib
+import itertools
+import operator
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -251,11 +253,19 @@ class MessageMemo:
 
     def __init__(self) -> None:
         self._seen: dict[int, Seen] = {}
+        self._lists: dict[str, tuple[list[Any], list[Any], list[Seen]]] = {}
+        """Per channel, the last list scanned with its shadow items and its messages."""
 
     def scan(self, state: dict[str, Any]) -> StateScan:
-        """The facts of the state's messages, their sums, and the state's JSON text."""
+        """The facts of the state's messages, their sums, and the state's JSON text.
+
+        A list that starts with the whole list the channel held at the previous scan (a
+        message list that grew: the decoder shares the objects) is only read from where
+        that one ended.
+        """
         if len(self._seen) > self.LIMIT:
             self._seen.clear()
+            self._lists.clear()
         seen = self._seen
         out: list[Seen] = []
         new: list[Seen] = []
@@ -263,7 +273,18 @@ class MessageMemo:
         for name, value in state.items():
             if isinstance(value, list):
                 items: list[Any] = []
-                for m in value:
+                found: list[Seen] = []
+                start = 0
+                last = self._lists.get(name)
+                if (
+                    last is not None
+                    and len(value) >= len(last[0])
+                    and all(map(operator.is_, value, last[0]))
+                ):
+                    start = len(last[0])
+                    items += last[1]
+                    found += last[2]
+                for m in itertools.islice(value, start, None):
                     hit = seen.get(id(m))
                     if hit is None:
                         if not is_message(m):
@@ -271,8 +292,10 @@ class MessageMemo:
                             continue
                         hit = seen[id(m)] = (m, facts_of(m))
                         new.append(hit)
-                    out.append(hit)
+                    found.append(hit)
                     items.append(hit[1].fragment)
+                self._lists[name] = (value, items, found)
+                out += found
                 shadow[name] = items
                 continue
             hit = seen.get(id(value))

@@ -43,6 +43,9 @@ def test_depth_counts_brackets_outside_strings_only() -> None:
     assert depth('{"a": [1, {"b": "[[[{{"}]}') == 3
     assert depth('{"s": "a\\"[[", "t": "x\\\\"}') == 1  # an escaped quote, an escaped backslash
     assert depth("[]") == 1 and depth("1") == 0
+    # strings side by side, brackets and escapes in them: only the outer list counts
+    assert depth('["[", "]]", "", "\\\\", "{\\"["]') == 1
+    assert depth('{"a\\u005b": [[], "\\n[", {"b": "}"}]}') == 3
     texts = [nested(MAX_DEPTH), nested(MAX_DEPTH + 1), None, listed(100_000),
              '"' + "[" * 500 + '"']  # fmt: skip
     assert of_array(pa.array(texts)).to_pylist() == [False, True, False, True, False]
