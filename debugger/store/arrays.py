@@ -12,6 +12,8 @@ either string layout's offsets directly (:func:`string_bounds`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -76,3 +78,66 @@ def single_chunk(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(texts, pa.ChunkedArray):
         return texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
     return texts
+
+
+def _validity(values: list[Any]) -> tuple[pa.Buffer | None, int]:
+    """The validity bitmap of a list's values (None: no value is None) and the null count."""
+    valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    nulls = int(len(values) - np.count_nonzero(valid))
+    if not nulls:
+        return None, 0
+    return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
+
+
+def int64s(values: list[Any]) -> pa.Array | None:
+    """Python ints (or None) as an int64 array; None when one is not an int or does not fit
+    in 64 bits (the caller then takes ``pa.array``'s way, with its errors)."""
+    if any(type(v) is not int for v in values if v is not None):
+        return None
+    try:
+        data = np.fromiter((0 if v is None else v for v in values), np.int64, len(values))
+    except OverflowError:
+        return None
+    bitmap, nulls = _validity(values)
+    return pa.Array.from_buffers(
+        pa.int64(), len(values), [bitmap, pa.py_buffer(data)], null_count=nulls
+    )
+
+
+def bools(values: list[Any]) -> pa.Array | None:
+    """Python bools (or None) as a boolean array; None when one is not a bool."""
+    if any(type(v) is not bool for v in values if v is not None):
+        return None
+    bits = np.packbits(np.fromiter((v is True for v in values), bool, len(values)),
+                       bitorder="little")  # fmt: skip
+    bitmap, nulls = _validity(values)
+    return pa.Array.from_buffers(
+        pa.bool_(), len(values), [bitmap, pa.py_buffer(bits)], null_count=nulls
+    )
+
+
+def utf8(values: list[Any]) -> pa.Array | None:
+    """``str`` values (UTF-8 by construction) or UTF-8 ``bytes`` (the caller vouches for
+    them: ``to_json``'s output), or None, as a string array from one joined buffer; None
+    when a value is of another type or the data passes 32-bit offsets."""
+    if any(type(v) is not str and type(v) is not bytes for v in values if v is not None):
+        return None
+    encoded = [b"" if v is None else v.encode() if type(v) is str else v for v in values]
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        return None
+    bitmap, nulls = _validity(values)
+    buffers = [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))]
+    return pa.Array.from_buffers(pa.string(), len(values), buffers, null_count=nulls)
+
+
+def int_lists(lists: list[list[int]], inner: pa.DataType) -> pa.Array:
+    """Lists of ints (none of them None) as a list array of ``inner`` (int32 or int64)."""
+    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    dtype = np.int64 if inner == pa.int64() else np.int32
+    flat = np.fromiter((v for x in lists for v in x), dtype, int(offsets[-1]))
+    values = pa.Array.from_buffers(inner, len(flat), [None, pa.py_buffer(flat)])
+    start = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    return pa.ListArray.from_arrays(start, values)

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from debugger.store import state_parts
+from debugger.store import arrays, state_parts
 
 
 def start(con: duckdb.DuckDBPyConnection) -> None:
@@ -66,16 +66,23 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
                 break
     if not keys:
         return 0
-    split = pa.table(
-        {
-            "ckpt_key": pa.array(keys, pa.int64()),
-            "skeleton": pa.array(skeletons, pa.string()),
-            "cuts": pa.array(cuts, pa.list_(pa.int32())),
-            "refs": pa.array(refs, pa.list_(pa.int64())),
-        }
+    # assembled from buffers: pa.table/pa.array of Python lists would import pandas
+    split = pa.Table.from_arrays(
+        [
+            _built(arrays.int64s(keys), keys, pa.int64()),
+            _built(arrays.utf8(skeletons), skeletons, pa.large_string()),
+            arrays.int_lists(cuts, pa.int32()),
+            arrays.int_lists(refs, pa.int64()),
+        ],
+        names=["ckpt_key", "skeleton", "cuts", "refs"],
     )
-    new_parts = pa.table(
-        {"part_hash": pa.array(list(parts), pa.int64()), "part": pa.array(list(parts.values()))}
+    hashes, texts = list(parts), list(parts.values())
+    new_parts = pa.Table.from_arrays(
+        [
+            _built(arrays.int64s(hashes), hashes, pa.int64()),
+            _built(arrays.utf8(texts), texts, pa.large_string()),
+        ],
+        names=["part_hash", "part"],
     )
     con.register("_split_in", split)
     con.register("_parts_in", new_parts)
@@ -86,6 +93,12 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
         con.unregister("_split_in")
         con.unregister("_parts_in")
     return len(keys)
+
+
+def _built(array: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.Array:
+    """An array :mod:`debugger.store.arrays` built, or ``pa.array``'s (text past 32-bit
+    offsets: a migration range of very large states) when it could not."""
+    return array if array is not None else pa.array(values, type=type_)
 
 
 def settle(con: duckdb.DuckDBPyConnection) -> int:

@@ -22,12 +22,11 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
 from debugger.errors import DecodeError, FlavourError
-from debugger.store import state_hash
+from debugger.store import arrays, state_hash
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.budgets import Spend, ThreadRollup, ai_tokens
 from loaders.langgraph.decode import SafeDecoder, to_json
@@ -100,47 +99,50 @@ def _utf8_array(values: list[bytes | None]) -> pa.Array:
 
     orjson writes UTF-8 only, so nothing is decoded or validated again; joining the texts
     is one copy, where an array builder appends value by value and regrows its buffer
-    (states of ~100 KB make that most of the batch's cost).
+    (states of ~100 KB make that most of the batch's cost). Past 32-bit offsets the
+    builder makes a chunked array.
     """
-    sizes = [len(v) if v is not None else 0 for v in values]
-    offsets = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    if offsets[-1] >= 2**31:  # past 32-bit offsets: the builder makes a chunked array
-        return pa.array(values, type=pa.binary()).view(pa.string())
-    validity = None
-    if None in values:
-        validity = pa.array([v is not None for v in values], type=pa.bool_()).buffers()[1]
-    data = b"".join(v for v in values if v is not None)
-    return pa.Array.from_buffers(
-        pa.string(),
-        len(values),
-        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
-    )
+    built = arrays.utf8(values)
+    return built if built is not None else pa.array(values, type=pa.binary()).view(pa.string())
 
 
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
     names = _names(table)
-    arrays = []
+    columns: list[pa.Array] = []
     for n in names:
         values = [r.get(n) for r in rows]
         if n == "_key":
-            arrays.append(pa.array(values, type=pa.int64()))
+            columns.append(_built(arrays.int64s(values), values, pa.int64()))
         elif n in _INT_COLUMNS:
-            arrays.append(_or_text(values, pa.int64()))
+            columns.append(_or_text(values, pa.int64()))
         elif n == "is_write":
-            arrays.append(pa.array(values, type=pa.bool_()))
+            columns.append(_built(arrays.bools(values), values, pa.bool_()))
         elif n in _JSON_COLUMNS:
-            arrays.append(_utf8_array(values))
+            columns.append(_utf8_array(values))
         else:
-            arrays.append(_or_text(values, pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+            columns.append(_or_text(values, pa.string()))
+    return pa.RecordBatch.from_arrays(columns, names=names)
+
+
+def _built(fast: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.Array:
+    return fast if fast is not None else pa.array(values, type=type_)
 
 
 def _or_text(values: list[Any], type_: pa.DataType) -> pa.Array:
     """``values`` as ``type_``, or as text when one does not fit (a step past 64 bits, a
     number where a timestamp goes): the store's validation then quarantines that row with
-    its reason, where Arrow would fail the whole import."""
+    its reason, where Arrow would fail the whole import.
+
+    Ints and text are assembled from buffers (:mod:`debugger.store.arrays`): ``pa.array``
+    would import pandas, ~0.35 s of the GIL on every LangGraph import."""
+    fast = None
+    if type_ == pa.int64():
+        fast = arrays.int64s(values)
+    elif all(type(v) is str for v in values if v is not None):
+        fast = arrays.utf8(values)
+    if fast is not None:
+        return fast
     try:
         return pa.array(values, type=type_)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
@@ -411,6 +413,13 @@ class LangGraphFlavour(Flavour[SqlReader]):
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:
         return saver_kind(reader) is not None
+
+    def reads_arrow_only(self, reader: SqlReader) -> bool:
+        """True: the walk's batches are assembled from buffers (:func:`to_batch`), so no
+        array is built by ``pa.array`` and pandas is never imported (~0.35 s of the GIL
+        while the walk starts), except for a value no buffer path takes (an int past 64
+        bits), which imports it then."""
+        return True
 
     def plans(self, reader: SqlReader) -> Iterator[TablePlan]:
         if saver_kind(reader) is None:

@@ -38,3 +38,26 @@ def test_import_leaves_the_reader_a_core_and_puts_the_settings_back(
     assert after == before
     during = {(max(1, min(before[0], cores - 1)), min(before[1], SWITCH_INTERVAL))}
     assert set(seen) == during
+
+
+def test_a_message_heavy_import_never_imports_pandas(tmp_path: Path) -> None:
+    """``pa.array`` imports pandas (~0.35 s of the GIL while the walk starts): the walk's
+    batches and the store's split states are built from buffers, so a LangGraph import
+    whose states are cut into shared parts runs without it."""
+    import subprocess
+
+    from tests.langgraph import react_heavy
+    from tests.langgraph.patterns_model import sqlite_saver
+
+    src = tmp_path / "heavy.sqlite"
+    with sqlite_saver(src) as saver:
+        react_heavy.build(saver, threads=2, turns=8)
+    code = (
+        "import sys\nfrom debugger.store import Store\nfrom loaders import import_source\n"
+        f"with Store.open({str(tmp_path / 's.duckdb')!r}) as s:\n"
+        f"    n = import_source(s, {str(src)!r}).total.imported\n"
+        "    split = s._con.execute('SELECT count(*) FROM split_states').fetchall()[0][0]\n"
+        "print(n > 0, split > 0, 'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "False"]
