@@ -227,20 +227,13 @@ def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str) -> int:
     re-import of an unchanged source cuts nothing. A batch without such states costs one
     count.
     """
-    row = con.execute(
-        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}"
-    ).fetchone()
-    if not (row and row[0]):
-        return 0
-    state_write.start(con)
-    if not state_write.cut(
+    return state_write.split_rows(
         con,
+        f"FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}",
         "SELECT s._pos, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _v v "
         "JOIN _staged s ON s._pos = v._pos "
         f"WHERE v._why IS NULL AND v.state_bytes >= {SPLIT_MIN_BYTES} {filters}",
-    ):
-        return 0
-    return state_write.settle(con)
+    )
 
 
 def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:

@@ -113,21 +113,14 @@ def update_changed_checkpoints(
 def _split_changed_states(con: duckdb.DuckDBPyConnection) -> int:
     """Cut the changed states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts, as
     the insert does (``_split``, keyed by the stored ``ckpt_key``); returns how many."""
-    row = con.execute(
-        "SELECT count(*) FROM _upd u JOIN _v v ON v._pos = u._pos "
-        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}"
-    ).fetchone()
-    if not (row and row[0]):
-        return 0
-    state_write.start(con)
-    if not state_write.cut(
+    return state_write.split_rows(
         con,
+        "FROM _upd u JOIN _v v ON v._pos = u._pos "
+        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}",
         "SELECT u.ckpt_key, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _upd u "
         "JOIN _v v ON v._pos = u._pos JOIN _staged s ON s._pos = u._pos "
         f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}",
-    ):
-        return 0
-    return state_write.settle(con)
+    )
 
 
 def _refresh_large_states(con: duckdb.DuckDBPyConnection, split: int) -> None:

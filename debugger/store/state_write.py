@@ -101,6 +101,23 @@ def _built(array: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.
     return array if array is not None else pa.array(values, type=type_)
 
 
+def split_rows(con: duckdb.DuckDBPyConnection, where: str, rows_sql: str) -> int:
+    """The whole of steps 1 and 2 for one selection: how many states split.
+
+    Args:
+        where: the ``FROM ... WHERE ...`` that selects the candidate rows (counted first, so
+            a batch without states of ``SPLIT_MIN_BYTES`` or more costs one count).
+        rows_sql: the ``SELECT key, text, bytes`` over the same rows, for :func:`cut`.
+    """
+    row = con.execute(f"SELECT count(*) {where}").fetchone()
+    if not (row and row[0]):
+        return 0
+    start(con)
+    if not cut(con, rows_sql):
+        return 0
+    return settle(con)
+
+
 def settle(con: duckdb.DuckDBPyConnection) -> int:
     """Store the new parts and drop states whose parts collide; returns the states split."""
     bad = con.execute(
