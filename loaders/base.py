@@ -73,7 +73,7 @@ class SourceReader(ABC):
     """Where the source is; may hold credentials (the store strips them)."""
     arrow_native: ClassVar[bool] = False
     """Its batches come from the driver as Arrow, never built from Python values with
-    ``pa.array`` (which imports pandas: see :meth:`Flavour.reads_arrow_only`)."""
+    ``pa.array`` (which imports pandas: see :meth:`Flavour.avoids_pa_array`)."""
 
     @abstractmethod
     def tables(self) -> list[str]:
@@ -232,12 +232,11 @@ class Flavour(ABC, Generic[R]):
             FlavourError: the tables do not have the columns this flavour needs.
         """
 
-    def reads_arrow_only(self, reader: R) -> bool:
-        """True when this flavour hands ``reader``'s Arrow batches to the store as they are.
-
-        Then nothing on the import's path builds an array from Python values (``pa.array``
-        imports pandas, about 0.3 s of CPU); otherwise the import starts that on a thread
-        early (``loaders.importer``).
+    def avoids_pa_array(self, reader: R) -> bool:
+        """True when nothing on this flavour's import path builds an array with ``pa.array``
+        (which imports pandas, about 0.3 s of CPU): its batches come from ``reader`` as
+        Arrow, or are assembled from buffers (:mod:`debugger.store.arrays`). Otherwise the
+        import starts importing pandas on a thread early (``loaders.importer``).
         """
         return False
 

@@ -138,7 +138,7 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     options = options or ImportOptions()
     with _fewer_collections(), _quick_handoffs(), open_reader(source) as reader:
         flavour = configured(choose_flavour(reader, options), options)
-        if not flavour.reads_arrow_only(reader):
+        if not flavour.avoids_pa_array(reader):
             _import_pandas_meanwhile()
         with store.import_session(reader.kind, flavour.name, reader.location) as session:
             session.filtered = flavour.rows.describe()
@@ -235,7 +235,8 @@ def _import_pandas_meanwhile() -> None:
     ``pa.array`` imports pandas (it checks whether its argument is a DataFrame) the first
     time a reader or flavour builds a batch from Python values, a cost paid before the first
     batch could be validated. Started here, it overlaps with reading that first batch.
-    A source read as Arrow alone never needs it (:meth:`Flavour.reads_arrow_only`).
+    A flavour that builds no array with ``pa.array`` never needs it
+    (:meth:`Flavour.avoids_pa_array`).
     """
     if "pandas" not in sys.modules:
         threading.Thread(

@@ -172,7 +172,7 @@ class MappedFlavour(Flavour[SourceReader]):
     def detect(cls, reader: SourceReader) -> bool:
         return False  # only chosen with --mapping
 
-    def reads_arrow_only(self, reader: SourceReader) -> bool:
+    def avoids_pa_array(self, reader: SourceReader) -> bool:
         return reader.arrow_native
 
     def check(self, reader: SourceReader) -> None:

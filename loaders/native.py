@@ -89,7 +89,7 @@ class NativeFlavour(Flavour[SourceReader]):
     def detect(cls, reader: SourceReader) -> bool:
         return _form(_columns(reader, "checkpoints")) is not None
 
-    def reads_arrow_only(self, reader: SourceReader) -> bool:
+    def avoids_pa_array(self, reader: SourceReader) -> bool:
         return reader.arrow_native
 
     def check(self, reader: SourceReader) -> None:

@@ -80,7 +80,7 @@ def single_chunk(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     return texts
 
 
-def _validity(values: list[Any]) -> tuple[pa.Buffer | None, int]:
+def _list_validity(values: list[Any]) -> tuple[pa.Buffer | None, int]:
     """The validity bitmap of a list's values (None: no value is None) and the null count."""
     valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
     nulls = int(len(values) - np.count_nonzero(valid))
@@ -98,7 +98,7 @@ def int64s(values: list[Any]) -> pa.Array | None:
         data = np.fromiter((0 if v is None else v for v in values), np.int64, len(values))
     except OverflowError:
         return None
-    bitmap, nulls = _validity(values)
+    bitmap, nulls = _list_validity(values)
     return pa.Array.from_buffers(
         pa.int64(), len(values), [bitmap, pa.py_buffer(data)], null_count=nulls
     )
@@ -110,7 +110,7 @@ def bools(values: list[Any]) -> pa.Array | None:
         return None
     bits = np.packbits(np.fromiter((v is True for v in values), bool, len(values)),
                        bitorder="little")  # fmt: skip
-    bitmap, nulls = _validity(values)
+    bitmap, nulls = _list_validity(values)
     return pa.Array.from_buffers(
         pa.bool_(), len(values), [bitmap, pa.py_buffer(bits)], null_count=nulls
     )
@@ -127,7 +127,7 @@ def utf8(values: list[Any]) -> pa.Array | None:
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
     if offsets[-1] >= 2**31:
         return None
-    bitmap, nulls = _validity(values)
+    bitmap, nulls = _list_validity(values)
     buffers = [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))]
     return pa.Array.from_buffers(pa.string(), len(values), buffers, null_count=nulls)
 
@@ -141,3 +141,10 @@ def int_lists(lists: list[list[int]], inner: pa.DataType) -> pa.Array:
     values = pa.Array.from_buffers(inner, len(flat), [None, pa.py_buffer(flat)])
     start = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
     return pa.ListArray.from_arrays(start, values)
+
+
+def or_pa_array(built: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.Array:
+    """``built`` (one of the builders above), or ``pa.array``'s array where a builder
+    declined (a value of another type, text past 32-bit offsets): pandas is imported then,
+    and ``pa.array`` raises what it raises on values it cannot take."""
+    return built if built is not None else pa.array(values, type=type_)

@@ -69,8 +69,8 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
     # assembled from buffers: pa.table/pa.array of Python lists would import pandas
     split = pa.Table.from_arrays(
         [
-            _built(arrays.int64s(keys), keys, pa.int64()),
-            _built(arrays.utf8(skeletons), skeletons, pa.large_string()),
+            arrays.or_pa_array(arrays.int64s(keys), keys, pa.int64()),
+            arrays.or_pa_array(arrays.utf8(skeletons), skeletons, pa.large_string()),
             arrays.int_lists(cuts, pa.int32()),
             arrays.int_lists(refs, pa.int64()),
         ],
@@ -79,8 +79,8 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
     hashes, texts = list(parts), list(parts.values())
     new_parts = pa.Table.from_arrays(
         [
-            _built(arrays.int64s(hashes), hashes, pa.int64()),
-            _built(arrays.utf8(texts), texts, pa.large_string()),
+            arrays.or_pa_array(arrays.int64s(hashes), hashes, pa.int64()),
+            arrays.or_pa_array(arrays.utf8(texts), texts, pa.large_string()),
         ],
         names=["part_hash", "part"],
     )
@@ -93,12 +93,6 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
         con.unregister("_split_in")
         con.unregister("_parts_in")
     return len(keys)
-
-
-def _built(array: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.Array:
-    """An array :mod:`debugger.store.arrays` built, or ``pa.array``'s (text past 32-bit
-    offsets: a migration range of very large states) when it could not."""
-    return array if array is not None else pa.array(values, type=type_)
 
 
 def split_rows(con: duckdb.DuckDBPyConnection, where: str, rows_sql: str) -> int:

@@ -113,20 +113,16 @@ def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     for n in names:
         values = [r.get(n) for r in rows]
         if n == "_key":
-            columns.append(_built(arrays.int64s(values), values, pa.int64()))
+            columns.append(arrays.or_pa_array(arrays.int64s(values), values, pa.int64()))
         elif n in _INT_COLUMNS:
             columns.append(_or_text(values, pa.int64()))
         elif n == "is_write":
-            columns.append(_built(arrays.bools(values), values, pa.bool_()))
+            columns.append(arrays.or_pa_array(arrays.bools(values), values, pa.bool_()))
         elif n in _JSON_COLUMNS:
             columns.append(_utf8_array(values))
         else:
             columns.append(_or_text(values, pa.string()))
     return pa.RecordBatch.from_arrays(columns, names=names)
-
-
-def _built(fast: pa.Array | None, values: list[Any], type_: pa.DataType) -> pa.Array:
-    return fast if fast is not None else pa.array(values, type=type_)
 
 
 def _or_text(values: list[Any], type_: pa.DataType) -> pa.Array:
@@ -414,11 +410,9 @@ class LangGraphFlavour(Flavour[SqlReader]):
     def detect(cls, reader: SqlReader) -> bool:
         return saver_kind(reader) is not None
 
-    def reads_arrow_only(self, reader: SqlReader) -> bool:
-        """True: the walk's batches are assembled from buffers (:func:`to_batch`), so no
-        array is built by ``pa.array`` and pandas is never imported (~0.35 s of the GIL
-        while the walk starts), except for a value no buffer path takes (an int past 64
-        bits), which imports it then."""
+    def avoids_pa_array(self, reader: SqlReader) -> bool:
+        """True: the walk's batches are assembled from buffers (:func:`to_batch`); only a
+        value no builder takes (an int past 64 bits) falls back to ``pa.array``."""
         return True
 
     def plans(self, reader: SqlReader) -> Iterator[TablePlan]:
