@@ -113,6 +113,19 @@ def plan_summary(store: Store, sql: str) -> str:
     return f"{'; '.join(parts) or 'no table scan found'} (EXPLAIN ANALYZE total {ms})"
 
 
+def _read_table(results: dict[str, tuple[list[float], int | None]]) -> list[str]:
+    """The markdown rows of timed reads: p50, p95 and the target each read has (if any)."""
+    rows = ["| read | n | p50 ms | p95 ms | target p95 | met |", "|---|---:|---:|---:|---:|---|"]
+    for name, (ms, target) in results.items():
+        p95 = pct(ms, 0.95)
+        met = "" if target is None else ("yes" if p95 < target else "no")
+        tgt = "" if target is None else f"< {target}"
+        rows.append(
+            f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95:.2f} | {tgt} | {met} |"
+        )
+    return rows
+
+
 def _with_arrow_listing(
     results: dict[str, tuple[list[float], int | None]], path: Path, listing: str
 ) -> dict[str, tuple[list[float], int | None]]:
@@ -199,15 +212,8 @@ def bench(path: Path, lookups: int) -> tuple[str, str]:
         f"Store: {total:,} checkpoints, {n_runs:,} runs, file "
         f"{path.stat().st_size / 2**20:,.0f} MiB; load {load()}",
         "",
-        "| read | n | p50 ms | p95 ms | target p95 | met |",
-        "|---|---:|---:|---:|---:|---|",
+        *_read_table(results),
     ]
-    for name, (ms, target) in results.items():
-        p95 = pct(ms, 0.95)
-        met = "" if target is None else ("yes" if p95 < target else "no")
-        tgt = "" if target is None else f"< {target}"
-        lines.append(f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95:.2f} | "
-                     f"{tgt} | {met} |")  # fmt: skip
     plans = (
         f"- `WHERE lookup_key = {key}` (what store.checkpoint runs): {indexed}\n"
         f"- `WHERE run_id = '{run_id}' AND step_index = {step}` (naive): {naive_plan}"
@@ -265,13 +271,8 @@ def bench_heavy(source: Path, path: Path, lookups: int) -> str:
         f"Source (SqliteSaver) {src / 2**20:,.1f} MiB, store {size / 2**20:,.1f} MiB: "
         f"**{size / src:.3f} x** the source (target <= 0.25: {met})",
         "",
-        "| read | n | p50 ms | p95 ms | target p95 | met |",
-        "|---|---:|---:|---:|---:|---|",
+        *_read_table(results),
     ]
-    for name, (ms, target) in results.items():
-        p95 = pct(ms, 0.95)
-        lines.append(f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95:.2f} | "
-                     f"< {target} | {'yes' if p95 < target else 'no'} |")  # fmt: skip
     return "\n".join(lines)
 
 
