@@ -52,16 +52,18 @@ import has read this much, its batches and DuckDB's cache weigh more than what D
 own thresholds keep (128 MB and 512 MB of freed memory)."""
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
 """Source bytes (Arrow) after which an import counts as large."""
-COMMIT_BYTES = 128 * 1024 * 1024
-"""Source data gathered in one transaction before it commits at the end of a row group.
+COMMIT_BYTES = 256 * 1024 * 1024
+"""Source data one transaction may gather before it commits, wherever the table ends.
 
-DuckDB keeps every Arrow batch an open transaction has read until it ends, so an import
-that is one transaction holds its whole source in memory. Commits come once this
-much is gathered and the table ends on a full row group (``ROW_GROUP_SIZE``; batches are
-a power of two rows), so DuckDB has written those groups already and no later commit
-rewrites them; at twice this much it commits regardless (rows rejected or already present
-move the boundary). Committing every batch instead would send every row through the WAL
-and rewrite it at the checkpoint. A source that fails part-way is committed up to there."""
+An import commits each time the checkpoint rows of its open transaction fill whole row
+groups (``ROW_GROUP_SIZE``; batches are a power of two rows): DuckDB has written those groups
+into the file during the inserts, and the commit only records them. A transaction that
+wrote a full group and then inserts a part-filled one (the import's last batch, or a batch
+with rows rejected or already present) is not recorded so: DuckDB writes all its rows again
+at the commit, twice the work, and the first copy's blocks stay in the file as free space
+(20,000 rows: 24 MiB instead of 13.5). DuckDB keeps every Arrow batch an open transaction
+has read until it ends, so this bound commits regardless when the boundary does not come.
+A source that fails part-way is committed up to there."""
 
 PRESTAGED_TABLES = frozenset({"checkpoints"})
 """Tables whose batches are validated and hashed on the staging connection (the wide ones;
@@ -95,14 +97,13 @@ class ImportSession:
         """What the import was limited to (``--run``/``--since``), for the report."""
         self._open = False
         self._uncommitted_bytes = 0
+        self._uncommitted_rows = 0
+        """Checkpoint rows inserted by the open transaction."""
         self._stager: duckdb.DuckDBPyConnection | None = None
         self._owns_hash = False
         self._owns_depth = False
-        row = con.execute(
-            "SELECT coalesce(max(ckpt_key), 0), count(*) FROM checkpoint_rows"
-        ).fetchone()
+        row = con.execute("SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows").fetchone()
         self._next_pos = (int(row[0]) if row else 0) + 1
-        self._table_rows = int(row[1]) if row else 0
         row = con.execute("SELECT nextval('source_seq')").fetchone()
         assert row is not None
         self.source_id = int(row[0])
@@ -229,11 +230,11 @@ class ImportSession:
         if before_bytes < LARGE_IMPORT_BYTES <= self._read_bytes:
             self._change(LARGE_IMPORT_SETTINGS)
         if table == "checkpoints":
-            self._table_rows += sum(r.counts.imported for r in results)
-        full = self._uncommitted_bytes >= COMMIT_BYTES
-        if (full and self._table_rows % ROW_GROUP_SIZE == 0) or (
-            self._uncommitted_bytes >= 2 * COMMIT_BYTES
-        ):
+            self._uncommitted_rows += sum(r.counts.imported for r in results)
+        # the transaction's own rows, not the table's: DuckDB lays a commit of a full group
+        # or more after the table's last group, whether that one is full or not
+        boundary = self._uncommitted_rows > 0 and self._uncommitted_rows % ROW_GROUP_SIZE == 0
+        if boundary or self._uncommitted_bytes >= COMMIT_BYTES:
             self.commit()
         c = TableCounts()
         for result in results:
@@ -261,7 +262,7 @@ class ImportSession:
         """
         if self._open:
             self._open = False
-            self._uncommitted_bytes = 0
+            self._uncommitted_bytes = self._uncommitted_rows = 0
             con = self.con
             try:
                 derive_runs(con)
@@ -276,7 +277,7 @@ class ImportSession:
         """Drop the uncommitted batches (the store failed while ingesting one)."""
         if self._open:
             self._open = False
-            self._uncommitted_bytes = 0
+            self._uncommitted_bytes = self._uncommitted_rows = 0
             self.con.execute("ROLLBACK")
 
     def finish(self) -> ImportReport:

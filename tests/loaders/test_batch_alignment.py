@@ -3,6 +3,7 @@ the same rows as one that commits once."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -170,3 +171,27 @@ def test_json_written_by_the_reader_skips_only_the_parse(tmp_path: Path) -> None
     assert written == stored(tmp_path / "parsed.duckdb", plain)
     assert [r[0] for r in written[1]] == ["c0", "c2"]  # type: ignore[index]
     assert written[2] == [("metadata is not a JSON object",)]
+
+
+def test_an_import_ending_on_a_part_filled_group_leaves_no_free_blocks(tmp_path: Path) -> None:
+    """A full row group then a short last batch: each is committed so that DuckDB keeps the
+    group it wrote during the insert (in one transaction the commit wrote every row again,
+    leaving the first copy's blocks free in the file)."""
+    base = native_rows(runs=60, steps=60)
+    # 18,000 rows: a full group and 1,616 rows
+    rows = [
+        {**r, "run_id": f"{r['run_id']}-{k}", "working_state": json.dumps({"n": [i, k] * 200})}
+        for k in range(5)
+        for i, r in enumerate(base)
+    ]
+    source = write_native_sqlite(tmp_path / "n.sqlite", rows)
+    path = tmp_path / "s.duckdb"
+    with Store.open(path) as store:
+        assert import_source(store, str(source)).total.imported == 18_000
+    with Store.open(path, read_only=True) as store:
+        free = store.sql(
+            "SELECT free_blocks FROM pragma_database_size() "
+            "WHERE database_name = current_database()"
+        )
+        assert free == [(0,)]
+        assert store.sql("SELECT count(*) FROM checkpoints") == [(18_000,)]
