@@ -109,7 +109,7 @@ def _stepscope(src: Path, dst: Path) -> int:
     with Store.open(dst) as store:
         report = import_source(store, str(src))
     t = report.total
-    assert t.read == t.imported + t.already_present + t.quarantined
+    assert t.read == t.imported + t.updated + t.already_present + t.quarantined
     return t.imported
 
 
