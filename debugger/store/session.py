@@ -52,18 +52,21 @@ import has read this much, its batches and DuckDB's cache weigh more than what D
 own thresholds keep (128 MB and 512 MB of freed memory)."""
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
 """Source bytes (Arrow) after which an import counts as large."""
-COMMIT_BYTES = 256 * 1024 * 1024
-"""Source data one transaction may gather before it commits, wherever the table ends.
+COMMIT_BYTES = 128 * 1024 * 1024
+"""Source data gathered in one transaction before it commits at the end of a row group.
 
-An import commits each time the checkpoint rows of its open transaction fill whole row
-groups (``ROW_GROUP_SIZE``; batches are a power of two rows): DuckDB has written those groups
-into the file during the inserts, and the commit only records them. A transaction that
-wrote a full group and then inserts a part-filled one (the import's last batch, or a batch
-with rows rejected or already present) is not recorded so: DuckDB writes all its rows again
-at the commit, twice the work, and the first copy's blocks stay in the file as free space
-(20,000 rows: 24 MiB instead of 13.5). DuckDB keeps every Arrow batch an open transaction
-has read until it ends, so this bound commits regardless when the boundary does not come.
-A source that fails part-way is committed up to there."""
+DuckDB keeps every Arrow batch an open transaction has read until it ends, so an import
+that is one transaction holds its whole source in memory. Commits come once this much is
+gathered and the transaction's rows fill whole row groups (``ROW_GROUP_SIZE``; batches are a
+power of two rows): DuckDB has written those groups into the file during the inserts, and
+the commit only records them. At twice this much it commits regardless (rows rejected or
+already present move the boundary). Committing every batch would derive the runs at every
+commit. A source that fails part-way is committed up to there.
+
+A short batch (the import's last) is not added to a transaction that has written whole
+groups: that transaction commits first. Inserted after them, the part-filled group had
+DuckDB write every row of the transaction again at the commit, twice the work, and the
+first copy's blocks stayed in the file as free space (20,000 rows: 24 MiB, not 15)."""
 
 PRESTAGED_TABLES = frozenset({"checkpoints"})
 """Tables whose batches are validated and hashed on the staging connection (the wide ones;
@@ -209,6 +212,8 @@ class ImportSession:
         con = self.con
         table = batch.table
         self._derive_parents |= derive_parents
+        if self._open and self._whole_groups() and batch.raw.num_rows < ROW_GROUP_SIZE:
+            self.commit()  # see COMMIT_BYTES
         if not self._open:
             con.execute("BEGIN")
             self._open = True
@@ -231,10 +236,8 @@ class ImportSession:
             self._change(LARGE_IMPORT_SETTINGS)
         if table == "checkpoints":
             self._uncommitted_rows += sum(r.counts.imported for r in results)
-        # the transaction's own rows, not the table's: DuckDB lays a commit of a full group
-        # or more after the table's last group, whether that one is full or not
-        boundary = self._uncommitted_rows > 0 and self._uncommitted_rows % ROW_GROUP_SIZE == 0
-        if boundary or self._uncommitted_bytes >= COMMIT_BYTES:
+        full = self._uncommitted_bytes >= COMMIT_BYTES
+        if (full and self._whole_groups()) or self._uncommitted_bytes >= 2 * COMMIT_BYTES:
             self.commit()
         c = TableCounts()
         for result in results:
@@ -242,6 +245,12 @@ class ImportSession:
             self.reasons.update(result.reasons)
         self.counts[table] = plus(self.counts.get(table, TableCounts()), c)
         return c
+
+    def _whole_groups(self) -> bool:
+        """True when the open transaction has inserted checkpoint rows that fill whole row
+        groups (its own rows, not the table's: DuckDB lays a commit of a full group or more
+        after the table's last group, whether that one is full or not)."""
+        return self._uncommitted_rows > 0 and self._uncommitted_rows % ROW_GROUP_SIZE == 0
 
     def _ingest(self, batch: StagedBatch) -> BatchResult:
         con = self.con
