@@ -56,12 +56,13 @@ COMMIT_BYTES = 128 * 1024 * 1024
 """Source data gathered in one transaction before it commits at the end of a row group.
 
 DuckDB keeps every Arrow batch an open transaction has read until it ends, so an import
-that is one transaction holds its whole source in memory. Commits come once this much is
-gathered and the transaction's rows fill whole row groups (``ROW_GROUP_SIZE``; batches are a
-power of two rows): DuckDB has written those groups into the file during the inserts, and
-the commit only records them. At twice this much it commits regardless (rows rejected or
-already present move the boundary). Committing every batch would derive the runs at every
-commit. A source that fails part-way is committed up to there.
+that is one transaction holds its whole source in memory. Commits come when the
+transaction's rows fill whole row groups (``ROW_GROUP_SIZE``; batches are a power of two
+rows) and this much is gathered, or its batches are shorter than a group (a reader cuts
+wide rows into several): DuckDB has written those groups into the file during the inserts,
+and the commit only records them. At twice this much it commits regardless (rows rejected
+or already present move the boundary). Committing every batch would derive the runs at
+every commit. A source that fails part-way is committed up to there.
 
 A short batch (the import's last) is not added to a transaction that has written whole
 groups: that transaction commits first. Inserted after them, the part-filled group had
@@ -236,8 +237,10 @@ class ImportSession:
             self._change(LARGE_IMPORT_SETTINGS)
         if table == "checkpoints":
             self._uncommitted_rows += sum(r.counts.imported for r in results)
-        full = self._uncommitted_bytes >= COMMIT_BYTES
-        if (full and self._whole_groups()) or self._uncommitted_bytes >= 2 * COMMIT_BYTES:
+        # a batch shorter than a group: the reader cuts wide rows into several (or it is
+        # the last); waiting for the next one to commit before it would hold one more
+        ready = self._uncommitted_bytes >= COMMIT_BYTES or batch.raw.num_rows < ROW_GROUP_SIZE
+        if (ready and self._whole_groups()) or self._uncommitted_bytes >= 2 * COMMIT_BYTES:
             self.commit()
         c = TableCounts()
         for result in results:
