@@ -62,7 +62,14 @@ def _verdicts(store: Store, module: str | None) -> pd.DataFrame | None:
     text = guarded(_verdicts_json, store, store.path, generation(), module)
     if text is None:
         return None
-    return pd.DataFrame(orjson.loads(text))
+    frame = pd.DataFrame(orjson.loads(text))
+    if "next_step" in frame:
+        # a step number, or a dash where a resume has nothing to execute (a finished run):
+        # the JSON round trip makes the column float, shown as "7.0" and "None"
+        frame["next_step"] = [
+            "-" if v is None or v != v else str(int(v)) for v in frame["next_step"]
+        ]
+    return frame
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

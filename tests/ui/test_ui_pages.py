@@ -155,3 +155,12 @@ def test_pages_show_one_error_when_the_store_is_missing(tmp_path: Path) -> None:
         at = open_app(tmp_path / "none.duckdb", url)
         assert not at.exception
         assert len(at.error) == 1 and "Hint:" in at.error[0].value
+
+
+def test_audit_table_says_next_step_in_whole_steps_or_a_dash(sample_store: Path) -> None:
+    at = open_app(sample_store, "audit")
+    assert not at.exception and not at.error
+    frame = next(df.value for df in at.dataframe if "next_step" in df.value)
+    by_run = dict(zip(frame["run_id"], frame["next_step"], strict=True))
+    assert by_run[DEPLOY] == "-"  # completed: a resume has nothing to execute
+    assert by_run[CRASHED].isdigit()  # "8", not "8.0"
