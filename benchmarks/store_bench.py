@@ -12,9 +12,10 @@ Parquet dataset (``benchmarks/synth.py``). Then, on a read-only open:
 
 Then the same reads on a message-heavy LangGraph store: threads of a ReAct agent whose
 message list grows to ~200 messages (~100 KB states), written through the real
-``SqliteSaver`` by ``benchmarks/lg_heavy_gen.py`` and imported by Stepscope; its states are
-stored as skeletons plus shared messages (docs/store.md). It prints the source's and the
-store's sizes against the target (store <= 0.25 x source).
+``SqliteSaver`` by ``benchmarks/lg_heavy_gen.py`` and imported by Stepscope, in chunks of
+``--chunk-threads`` threads (each chunk's source deleted once imported: 1M checkpoints are a
+54 GB source); its states are stored as skeletons plus shared messages (docs/store.md). It
+prints the sources' summed size and the store's against the target (store <= 0.25 x source).
 
 Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints;
 ``--heavy-checkpoints N``, default 1,000,000; ``--only native|heavy``).
