@@ -12,9 +12,10 @@ Parquet dataset (``benchmarks/synth.py``). Then, on a read-only open:
 
 Then the same reads on a message-heavy LangGraph store: threads of a ReAct agent whose
 message list grows to ~200 messages (~100 KB states), written through the real
-``SqliteSaver`` by ``benchmarks/lg_heavy_gen.py`` and imported by Stepscope; its states are
-stored as skeletons plus shared messages (docs/store.md). It prints the source's and the
-store's sizes against the target (store <= 0.25 x source).
+``SqliteSaver`` by ``benchmarks/lg_heavy_gen.py`` and imported by Stepscope, in chunks of
+``--chunk-threads`` threads (each chunk's source deleted once imported: 1M checkpoints are a
+54 GB source); its states are stored as skeletons plus shared messages (docs/store.md). It
+prints the sources' summed size and the store's against the target (store <= 0.25 x source).
 
 Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints;
 ``--heavy-checkpoints N``, default 1,000,000; ``--only native|heavy``).
@@ -23,6 +24,7 @@ Run ``python benchmarks/store_bench.py`` (``--quick``: 100,000 checkpoints;
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -221,26 +223,48 @@ def bench(path: Path, lookups: int) -> tuple[str, str]:
     return "\n".join(lines), plans
 
 
-def build_heavy(checkpoints: int, rebuild: bool) -> tuple[Path, Path]:
-    """The message-heavy LangGraph source and its store (generated and imported once)."""
-    source = DATA / f"lgheavy{checkpoints}.sqlite"
+def build_heavy(checkpoints: int, rebuild: bool, chunk_threads: int) -> tuple[int, Path]:
+    """The message-heavy store, built in chunks; returns its sources' total size and its path.
+
+    1,000,000 checkpoints of ~58 KB would be a 58 GB source: so ``chunk_threads`` threads at
+    a time are written by ``lg_heavy_gen`` (LangGraph's saver and bytes), imported into the
+    same store by Stepscope's import, and deleted. The store is judged against the sum of the
+    chunks' sizes, kept with it in ``<store>.json``. Each chunk's times are logged, so an
+    import that slows down as the store grows shows.
+    """
     store = DATA / f"lgheavy{checkpoints}.duckdb"
-    if rebuild or not source.exists():
-        print(f"writing ~{checkpoints:,} LangGraph checkpoints ...", file=sys.stderr)
-        lg_heavy_gen.write(source, checkpoints)
-    if rebuild or not store.exists():
-        for p in (store, Path(f"{store}.wal")):
-            p.unlink(missing_ok=True)
+    sidecar = Path(f"{store}.json")
+    if not rebuild and store.exists() and sidecar.exists():
+        return int(json.loads(sidecar.read_text())["source_bytes"]), store
+    for p in (store, Path(f"{store}.wal"), sidecar):
+        p.unlink(missing_ok=True)
+    per_thread = 1 + 2 * lg_heavy_gen.ROUNDS
+    threads = max(1, round(checkpoints / per_thread))
+    source = DATA / f"lgheavy{checkpoints}.chunk.sqlite"
+    total_bytes = written = 0
+    t_all = time.perf_counter()
+    for first in range(0, threads, chunk_threads):
+        n = min(chunk_threads, threads - first)
         t0 = time.perf_counter()
+        written += lg_heavy_gen.write(source, n * per_thread, first_thread=first)
+        size = source.stat().st_size
+        t1 = time.perf_counter()
         with Store.open(store) as s:
-            report = import_source(s, str(source))
-        seconds = time.perf_counter() - t0
-        print(f"imported {report.total.imported:,} rows in {seconds:.0f} s (load {load()})",
-              file=sys.stderr)  # fmt: skip
-    return source, store
+            import_source(s, str(source))
+        t2 = time.perf_counter()
+        source.unlink()
+        total_bytes += size
+        print(f"threads {first:,}-{first + n - 1:,}: {n * per_thread:,} checkpoints, source "
+              f"{size / 2**20:,.0f} MiB written in {t1 - t0:.1f} s, imported in {t2 - t1:.1f} s;"
+              f" store {store.stat().st_size / 2**20:,.1f} MiB; load {load()}",
+              file=sys.stderr, flush=True)  # fmt: skip
+    sidecar.write_text(json.dumps({"source_bytes": total_bytes, "checkpoints": written}))
+    print(f"built {written:,} checkpoints in {time.perf_counter() - t_all:.0f} s "
+          f"(sources {total_bytes / 2**30:,.2f} GiB in all)", file=sys.stderr)  # fmt: skip
+    return total_bytes, store
 
 
-def bench_heavy(source: Path, path: Path, lookups: int) -> str:
+def bench_heavy(source_bytes: int, path: Path, lookups: int) -> str:
     """Point reads and the runs listing on the message-heavy store; sizes against the source."""
     rng = random.Random(13)
     with Store.open(path, read_only=True) as store:
@@ -262,7 +286,7 @@ def bench_heavy(source: Path, path: Path, lookups: int) -> str:
         [(total, state_bytes)] = store.sql("SELECT count(*), sum(state_bytes) FROM checkpoint_rows")
         [(parts, part_bytes)] = store.sql("SELECT count(*), sum(strlen(part)) FROM state_parts")
         n_runs = len(runs)
-    size, src = path.stat().st_size, source.stat().st_size
+    size, src = path.stat().st_size, source_bytes
     met = "met" if size <= src / 4 else "not met"
     lines = [
         f"Store: {total:,} checkpoints, {n_runs:,} runs; states {state_bytes / 2**20:,.0f} MiB "
@@ -284,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lookups", type=int, default=300, help="random point lookups")
     p.add_argument("--heavy-checkpoints", type=int, default=1_000_000,
                    help="checkpoints of the message-heavy LangGraph store")  # fmt: skip
+    p.add_argument("--chunk-threads", type=int, default=100,
+                   help="threads (199 checkpoints each) written, imported at a time")  # fmt: skip
     p.add_argument("--only", choices=["native", "heavy"], default=None)
     a = p.parse_args(argv)
     DATA.mkdir(exist_ok=True)
@@ -298,9 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         print(plans)
     if a.only != "native":
         n = 2_000 if a.quick else a.heavy_checkpoints
-        source, store = build_heavy(n, a.rebuild)
+        source_bytes, store = build_heavy(n, a.rebuild, a.chunk_threads)
         print()
-        print(bench_heavy(source, store, a.lookups))
+        print(bench_heavy(source_bytes, store, a.lookups))
     return 0
 
 

@@ -125,15 +125,34 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
 
     A run without a number has no checkpoints yet, so its valid rows need no look-up in
     ``checkpoint_rows``: a fresh import skips that anti-join entirely.
+
+    New runs are numbered in the order the import first met them (then by run id), so the
+    same import gives the same numbers every time: ``nextval`` over a DISTINCT numbered them
+    in whatever order the hash table and threads gave. One ``nextval`` fixes the base, the
+    order is a ``row_number``, and the sequence is then moved past the numbers given.
     """
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT DISTINCT run_id FROM _v WHERE _why IS NULL"
+        "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT run_id, min(_pos) AS _first FROM _v "
+        "WHERE _why IS NULL GROUP BY run_id"
     )
     row = con.execute("SELECT count(*) FROM _bruns JOIN run_keys USING (run_id)").fetchone()
     con.execute(
-        "INSERT INTO run_keys SELECT run_id, nextval('run_seq') FROM _bruns "
+        "CREATE OR REPLACE TEMP TABLE _nruns AS SELECT run_id, _first FROM _bruns "
         "WHERE run_id NOT IN (SELECT run_id FROM run_keys)"
     )
+    count = con.execute("SELECT count(*) FROM _nruns").fetchone()
+    new = int(count[0]) if count else 0
+    if new:
+        base = con.execute("SELECT nextval('run_seq')").fetchone()
+        assert base is not None
+        con.execute(
+            "INSERT INTO run_keys SELECT run_id, ? - 1 + row_number() OVER "
+            "(ORDER BY _first, run_id) FROM _nruns",
+            [int(base[0])],
+        )
+        if new > 1:
+            con.execute(f"SELECT max(nextval('run_seq')) FROM range({new - 1})")
+    con.execute("DROP TABLE _nruns")
     return bool(row and row[0])
 
 
