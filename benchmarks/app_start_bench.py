@@ -5,10 +5,10 @@ moment the process starts:
 
 - health: ``/_stcore/health`` answers 200 (the server is up);
 - page: ``/`` answers with the app's HTML;
-- rendered: in headless Chromium, the Runs page shows its last heading ("Needs attention")
-  and its table of runs (a run's link in it): what a person waits for. Both are awaited
-  because Streamlit draws lazily loaded elements after the page's text, so the heading
-  alone can come up before the page is usable. Skipped without /usr/bin/chromium.
+- rendered: in headless Chromium, the Runs page shows its heading "Needs attention", its
+  table of runs (a run's link in it), its status pills, search box and replays toggle, and
+  no loading placeholder (Streamlit draws a skeleton where an element's front-end code is
+  still loading): what a person waits for. Skipped without /usr/bin/chromium.
   Each start gets a new browser context, so nothing is cached: a person's first visit.
 
 The peer is ``streamlit run`` of a one-line script (the floor any Streamlit app pays). A third
@@ -85,8 +85,19 @@ def _server(cmd: list[str], cwd: Path = REPO) -> Iterator[tuple[subprocess.Popen
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-TABLE = '[data-testid="stMarkdownContainer"] table a'
-"""The Runs page's table of runs, drawn (its run ids are links)."""
+DRAWN = (
+    '[data-testid="stMarkdownContainer"] table a',
+    '[data-testid="stButtonGroup"]',
+    '[data-testid="stTextInput"]',
+    '[data-testid="stCheckbox"]',
+)
+"""The Runs page's table of runs (its run ids are links), status pills, search box and
+replays toggle, drawn."""
+
+_SHOWN = """([text, drawn]) => document.body.textContent.includes(text)
+    && drawn.every(s => document.querySelector(s))
+    && !document.querySelector('[data-testid^="stSkeleton"]')"""
+"""The page shows ``text`` and every element of ``drawn``, and nothing is still loading."""
 
 
 def one_start(
@@ -95,12 +106,12 @@ def one_start(
     browser: Any,
     ready_text: str,
     context: Any = None,
-    ready_selector: str | None = None,
+    drawn: tuple[str, ...] = (),
     cwd: Path = REPO,
 ) -> dict[str, float]:
     """Seconds from process start to health, to the HTML page, and to the rendered page
-    (``ready_text`` shown and ``ready_selector`` drawn, in a new context of ``browser``, or
-    a new page of ``context``)."""
+    (``ready_text`` shown, every selector of ``drawn`` drawn and no loading placeholder left,
+    in a new context of ``browser``, or a new page of ``context``)."""
     base = f"http://127.0.0.1:{port}"
     with _server(cmd, cwd) as (proc, t0):
         _poll(f"{base}/_stcore/health", proc)
@@ -111,9 +122,7 @@ def one_start(
         if browser is not None:
             tab = (context or browser).new_page()
             tab.goto(base, wait_until="domcontentloaded")
-            tab.get_by_text(ready_text).first.wait_for(timeout=60_000)
-            if ready_selector:
-                tab.locator(ready_selector).first.wait_for(timeout=60_000)
+            tab.wait_for_function(_SHOWN, arg=[ready_text, list(drawn)], timeout=60_000)
             rendered = time.perf_counter() - t0
             tab.close()
     return {"health": health, "page": page, "rendered": rendered}
@@ -155,13 +164,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if context is not None:  # untimed visits fill the context's cache; one visit does
             for _ in range(2):  # not cache every file Streamlit's front end loads
-                one_start(app(warm_port), warm_port, browser, READY, context, TABLE)
+                one_start(app(warm_port), warm_port, browser, READY, context, DRAWN)
         for _ in range(repeats):
             port = free_port()
-            results["stepscope app"].append(one_start(app(port), port, browser, READY, None, TABLE))
+            results["stepscope app"].append(one_start(app(port), port, browser, READY, None, DRAWN))
             if context is not None:
                 results["stepscope app, browser cache warm"].append(
-                    one_start(app(warm_port), warm_port, browser, READY, context, TABLE)
+                    one_start(app(warm_port), warm_port, browser, READY, context, DRAWN)
                 )
             port = free_port()
             floor = [

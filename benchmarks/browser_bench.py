@@ -2,9 +2,10 @@
 change on the Timeline after a key press, each against bare Streamlit's floor in the same run.
 
 - first page: from starting the server to the Runs page rendered in headless Chromium (its
-  "Needs attention" heading and its table of runs), a new browser context each time (a first
-  visit); the floor is ``streamlit run`` of a one-line script, to its line rendered. The
-  measurement is :func:`app_start_bench.one_start`'s.
+  "Needs attention" heading, table of runs, status pills, search box and toggle, nothing
+  still loading), a new browser context each time (a first visit); the floor is
+  ``streamlit run`` of a one-line script, to its line rendered. The measurement is
+  :func:`app_start_bench.one_start`'s.
 - step change: on ``timeline?run=crash-at-step-7`` at 1440x900, from pressing Left or Right
   to the new step's heading drawn. The first sweep over the run's steps reads each step
   (cold); later sweeps find it cached (warm). The floor is a Streamlit script whose
@@ -30,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from app_start_bench import READY, TABLE, _browser, _poll, _server, one_start
+from app_start_bench import DRAWN, READY, _browser, _poll, _server, one_start
 
 from debugger.cli.demo import build_demo_store
 from tests.fixtures.browser import free_port
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(starts):
             port = free_port()
             first["stepscope app"].append(one_start(app(port), port, browser, READY, None,
-                                                    TABLE)["rendered"])  # fmt: skip
+                                                    DRAWN)["rendered"])  # fmt: skip
             port = free_port()
             first["streamlit floor"].append(
                 one_start(bare(hello, port), port, browser, "hello from the floor")["rendered"]

@@ -159,10 +159,14 @@ def page() -> None:
     shown = None if not any(filters.values()) else _matching(store, filters)
     needing = sum(found.by_status.get(s, 0) for s in pages_data.ATTENTION)
     # drawn first without the audit, then again with it: the audit of many runs takes a
-    # moment, and the runs that stopped and the list need none of it
+    # moment, and the runs that stopped and the list need none of it. Once only when the
+    # server's warm-up has the verdicts at hand (a first view: each draw of the table is
+    # work for the browser too)
     attention, (caption, table) = st.empty(), (st.empty(), st.empty())
-    with attention.container():
-        _attention(attention_items(stopped, {}, shown), needing, len(stopped))
+    once = (store.path, generation()) in _WARMED
+    if not once:
+        with attention.container():
+            _attention(attention_items(stopped, {}, shown), needing, len(stopped))
     caption.caption(
         f"{found.total} {'runs and replays' if with_replays else 'runs'} ({needing} stopped "
         f"short of completing) in {md_text(shown_path(store.path))}. "
@@ -171,9 +175,11 @@ def page() -> None:
     if not found.runs:
         table.info("No run matches these filters.", icon=":material/filter_alt_off:")
     replays_of = _replays_of(store, found.runs)
-    _table(table, found.runs, {}, replays_of)
+    if not once:
+        _table(table, found.runs, {}, replays_of)
     audited = guarded(lambda: orjson.loads(_verdicts_json(store.path, generation())))
-    if audited:
+    if audited or once:
+        audited = audited or {}
         with attention.container():
             _attention(attention_items(stopped, audited, shown), needing, len(stopped))
         _table(table, found.runs, audited, replays_of)

@@ -3,7 +3,9 @@
 The server runs in the CLI's own process (no second interpreter), and as soon as it listens
 a background thread imports and reads what the Runs page needs, so that work overlaps with
 the browser downloading and starting the front end; the other pages' modules follow a few
-seconds later (each page's module is otherwise imported when the page first runs).
+seconds later (each page's module is otherwise imported when the page first runs). What it
+serves is :mod:`debugger.ui.asgi`: the entry script as an ``st.App`` whose middleware has
+the browser fetch the first page's front-end code sooner (:mod:`debugger.ui.frontend`).
 
 The server is always headless: Streamlit's non-headless start asks for an e-mail address on
 a machine where it never ran, and without a terminal that prompt ends the process. Stepscope
@@ -35,6 +37,10 @@ from debugger.errors import StepscopeError
 
 ENTRY = Path(__file__).with_name("entry.py")
 """The Streamlit entry script (shipped inside the package, so it works when installed)."""
+
+SERVED = Path(__file__).with_name("asgi.py")
+"""The script ``streamlit run`` is given: :data:`ENTRY` as an ``st.App`` whose middleware
+speeds the first visit's front end; a Streamlit without ``st.App`` runs :data:`ENTRY`."""
 
 WARM_MODULES = ("streamlit.material_icon_names", "numpy", "PIL.Image", "PIL.ImageFile")
 """Imported by the first script run besides the Runs page (DuckDB, the store): the pages'
@@ -129,9 +135,11 @@ def serve(
         json_doc: once the server is up, print this as one JSON document with url, store
             and port added, instead of the line with the URL (None: the line).
     """
+    import streamlit
     from streamlit.web import cli as streamlit_cli
 
-    args = ["run", str(ENTRY), "--server.port", str(port)]
+    served = SERVED if hasattr(streamlit, "App") else ENTRY
+    args = ["run", str(served), "--server.port", str(port)]
     for name, value in APP_FLAGS.items():
         args += [f"--{name}", value]
     os.chdir(config_dir)

@@ -131,7 +131,7 @@ def test_app_runs_streamlit_on_the_store(
     )
     assert stepscope("app", "--port", "8765", "--no-browser").exit_code == 0
     args = seen["args"]
-    assert args[:2] == ["run", str(debugger.ui.serve.ENTRY)] and Path(args[1]).exists()
+    assert args[:2] == ["run", str(debugger.ui.serve.SERVED)] and Path(args[1]).exists()
     assert args[args.index("--server.headless") + 1] == "true"
     assert args[args.index("--server.port") + 1] == "8765"
     assert seen["store"] == seen["warmed"] == str(tmp_path / "stepscope.duckdb")
