@@ -144,16 +144,17 @@ def _batch_parts(rows: list[dict[str, Any]]) -> None:
     have: set[int] = set()
     for r in rows:
         refs = r.get("_state_refs")
-        if not refs:
+        if not refs or have.issuperset(refs):
             continue
-        new = set(refs).difference(have)
-        if not new:
-            continue
-        have |= new
-        texts = dict(zip(refs, r[_PARTS], strict=True))
-        hashes = [h for h in dict.fromkeys(refs) if h in new]  # in the state's order
+        hashes: list[int] = []
+        texts: list[bytes] = []
+        for h, text in zip(refs, r[_PARTS], strict=True):  # in the state's order
+            if h not in have:
+                have.add(h)
+                hashes.append(h)
+                texts.append(text)
         r["_state_part_hashes"] = hashes
-        r["_state_parts"] = [texts[h] for h in hashes]
+        r["_state_parts"] = texts
 
 
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
