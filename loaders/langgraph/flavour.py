@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -124,8 +125,17 @@ def _utf8_array(values: list[bytes | None]) -> pa.Array:
     return built if built is not None else pa.array(values, type=pa.binary()).view(pa.string())
 
 
-def _int_lists(values: list[Any], type_: pa.DataType) -> pa.Array:
-    return arrays.int_lists([v or [] for v in values], type_)
+def _int_lists(values: list[list[int] | None], type_: pa.DataType) -> pa.Array:
+    """Lists of ints (None as an empty list), flattened in C: a state's cut has an offset
+    and a hash per message, ~100 values a row."""
+    lists = [v or [] for v in values]
+    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    dtype = np.int64 if type_ == pa.int64() else np.int32
+    flat = np.fromiter(itertools.chain.from_iterable(lists), dtype, int(offsets[-1]))
+    items = pa.Array.from_buffers(type_, len(flat), [None, pa.py_buffer(flat)])
+    starts = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    return pa.ListArray.from_arrays(starts, items)
 
 
 def _text_lists(values: list[list[bytes] | None]) -> pa.Array:
