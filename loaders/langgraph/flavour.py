@@ -34,7 +34,7 @@ from debugger.contract import (
     TABLE_COLUMNS,
 )
 from debugger.errors import DecodeError, FlavourError
-from debugger.store import arrays, state_hash, state_parts
+from debugger.store import arrays, json_depth, state_hash, state_parts
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.budgets import Spend, ThreadRollup, ai_tokens
 from loaders.langgraph.decode import SafeDecoder, to_json
@@ -79,13 +79,18 @@ TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""
 
 _INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "wall_clock_ms",
-                "seq"}  # fmt: skip
+                "seq", "_state_depth"}  # fmt: skip
 _JSON_COLUMNS = {"working_state", "pending_effects", "metadata", "request", "response"}
 """Columns the walk fills with ``to_json`` bytes: valid UTF-8, handed to Arrow as is."""
 
 NOT_LANGGRAPH = "the row was not written by a LangGraph saver: check what else writes to the file"
 
-CUT_RULE = CutRule(state_parts.element_is_part, state_parts.part_hash, state_parts.SPLIT_MIN_BYTES)
+CUT_RULE = CutRule(
+    is_part=state_parts.element_is_part,
+    part_hash=state_parts.part_hash,
+    depth=json_depth.depth,
+    min_bytes=state_parts.SPLIT_MIN_BYTES,
+)
 """The store's rule for cutting a large state, applied as the walk writes each state: the
 store takes the cut as it is (``debugger.contract.GIVEN_STATE_SPLIT``) instead of parsing
 the state again to find its parts."""
@@ -454,7 +459,8 @@ class _Walk:
         cut = scan.cut
         if cut is not None:
             split = {"_state_skeleton": cut.skeleton, "_state_cuts": cut.cuts,
-                     "_state_refs": cut.refs, _PARTS: cut.parts}  # fmt: skip
+                     "_state_refs": cut.refs, "_state_depth": cut.depth,
+                     _PARTS: cut.parts}  # fmt: skip
         else:
             split = {}
         return {

@@ -264,6 +264,8 @@ class CutRule:
     characters and whether it is a container."""
     part_hash: Callable[[bytes], int]
     """``state_parts.part_hash``."""
+    depth: Callable[[bytes], int]
+    """``json_depth.depth``: how deep a JSON text nests (the cut hands the state's over)."""
     min_bytes: int
     """``state_parts.SPLIT_MIN_BYTES``: shorter states are not cut."""
 
@@ -284,6 +286,9 @@ class StateCut:
     """The parts' hashes, in order."""
     parts: list[bytes]
     """The parts' texts, in the order of ``refs``."""
+    depth: int
+    """How deep the state nests (``CutRule.depth`` of its text), from the skeleton's depth
+    and the parts' (each part is an item of a top-level list: two levels down)."""
 
 
 class _ListText:
@@ -291,11 +296,13 @@ class _ListText:
 
     ``text`` and ``skel`` hold the pieces between the brackets, commas included (a state's
     text is joined from pieces in one copy); ``chars`` counts the skeleton's characters
-    there; ``cuts`` are offsets from just after the ``[``. ``whole`` is False once an item
-    is one the writer does not cut (an element the store's rule opens up).
+    there; ``cuts`` are offsets from just after the ``[``; ``deepest`` is the deepest
+    part's depth. ``whole`` is False once an item is one the writer does not cut (an
+    element the store's rule opens up).
     """
 
-    __slots__ = ("chars", "cuts", "found", "parts", "refs", "skel", "text", "value", "whole")
+    __slots__ = ("chars", "cuts", "deepest", "found", "parts", "refs", "skel", "text", "value",
+                 "whole")  # fmt: skip
 
     def __init__(self, value: list[Any]) -> None:
         self.value = value
@@ -306,10 +313,12 @@ class _ListText:
         self.refs: list[int] = []
         self.parts: list[bytes] = []
         self.chars = 0
+        self.deepest = 0
         self.whole = True
 
-    def add(self, piece: bytes, chars: int, part: int | None, whole: bool) -> None:
-        """Append an item's JSON; ``part``: its hash when it is a part."""
+    def add(self, piece: bytes, chars: int, part: int | None, whole: bool, depth: int = 0) -> None:
+        """Append an item's JSON; ``part``: its hash when it is a part (``depth``: its
+        depth)."""
         if self.text:
             self.text.append(b",")
             self.skel.append(b",")
@@ -323,6 +332,7 @@ class _ListText:
             self.cuts.append(self.chars)
             self.refs.append(part)
             self.parts.append(piece)
+            self.deepest = max(self.deepest, depth)
 
 
 class MessageMemo:
@@ -342,8 +352,8 @@ class MessageMemo:
         self._seen: dict[int, Seen] = {}
         self._lists: dict[str, _ListText] = {}
         """Per channel, the last list scanned with its items' JSON and its messages."""
-        self._hashes: dict[int, int] = {}
-        """Part hashes of the messages seen, by ``id()``."""
+        self._hashes: dict[int, tuple[int, int]] = {}
+        """Part hash and depth of the messages seen, by ``id()``."""
         self._keys: dict[str, tuple[bytes, int]] = {}
         self.rule = rule
 
@@ -366,6 +376,7 @@ class MessageMemo:
         cuts: list[int] = []
         refs: list[int] = []
         parts: list[bytes] = []
+        deepest = 0  # the deepest part's depth
         at = 1  # the skeleton's characters so far: "{"
         plain = True  # every key is a string (to_json writes other keys its own way)
         whole = self.rule is not None
@@ -393,6 +404,7 @@ class MessageMemo:
                 cuts += [at + 1 + c for c in lt.cuts]
                 refs += lt.refs
                 parts += lt.parts
+                deepest = max(deepest, lt.deepest)
                 at += lt.chars + 2
                 whole = whole and lt.whole
                 continue
@@ -418,7 +430,9 @@ class MessageMemo:
         cut = None
         if whole and refs and self.rule is not None and len(json) >= self.rule.min_bytes:
             skels.append(b"}")
-            cut = StateCut(b"".join(skels), cuts, refs, parts)
+            skeleton = b"".join(skels)
+            depth = max(self.rule.depth(skeleton), 2 + deepest)
+            cut = StateCut(skeleton, cuts, refs, parts, depth)
         return StateScan(out, new, json, cut)
 
     def _key(self, name: str) -> tuple[bytes, int]:
@@ -465,12 +479,12 @@ class MessageMemo:
             if not fate:
                 lt.add(text, chars, None, fate is False)
                 continue
-            h = self._hashes.get(id(m)) if hit is not None else None
-            if h is None:
-                h = rule.part_hash(text)
+            known = self._hashes.get(id(m)) if hit is not None else None
+            if known is None:
+                known = (rule.part_hash(text), rule.depth(text))
                 if hit is not None:
-                    self._hashes[id(m)] = h
-            lt.add(text, chars, h, True)
+                    self._hashes[id(m)] = known
+            lt.add(text, chars, known[0], True, known[1])
         return lt
 
     def to_json(self, value: Any) -> bytes:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from click.testing import CliRunner
+from langgraph.graph.message import add_messages
 
 from debugger.cli import main
-from debugger.store import Store, state_parts
+from debugger.store import Store, json_depth, state_parts
 from debugger.store.state_parts import PART_MAX_CHARS, join, split
 from loaders import import_source
 from loaders.langgraph import flavour
@@ -48,6 +49,7 @@ def _check(memo: MessageMemo, state: dict[str, Any]) -> bool:
     parts = {h: p.decode() for h, p in zip(c.refs, c.parts, strict=True)}
     assert join(c.skeleton.decode(), c.cuts, c.refs, parts) == text.decode()
     assert split(text.decode()) == state_parts.Split(c.skeleton.decode(), c.cuts, c.refs, parts)
+    assert c.depth == json_depth.depth(text)
     return True
 
 
@@ -70,6 +72,12 @@ def test_a_cut_made_while_writing_is_the_stores_cut() -> None:
     assert _check(memo, {"messages": mixed, "other": [], "n": 1.5})
     # two lists, a message as a plain value
     assert _check(memo, {"a": msgs[:6], "b": msgs[3:12], "last": msgs[0]})
+    # the depth handed over is the text's, in a part or in the skeleton
+    deep: Any = "leaf"
+    for _ in range(json_depth.MAX_DEPTH + 10):
+        deep = {"d": deep}
+    assert _check(memo, {"messages": [*msgs[:12], {**_msg(40), "kwargs": deep}]})
+    assert _check(memo, {"messages": msgs[:12], "deep": [[[1]]], "n": [deep]})
 
 
 def test_what_the_walk_does_not_cut_the_store_still_does() -> None:
@@ -107,24 +115,31 @@ def _stored(path: Path) -> dict[str, list[Any]]:
 
 
 def _import_counting(
-    source: str, path: Path, monkeypatch: pytest.MonkeyPatch, walk_cuts: bool
-) -> int:
-    """Import ``source`` into a new store; returns how many states the store parsed to cut."""
-    calls = [0]
-    real: Callable[..., Any] = state_parts.split
+    source: str, path: Path, monkeypatch: pytest.MonkeyPatch, walk_cuts: bool, bad: int = 0
+) -> tuple[int, int]:
+    """Import ``source`` into a new store (``bad`` checkpoints quarantined); returns how many
+    states the store parsed to cut them, and how many texts it parsed for their depth."""
+    calls = [0, 0]
+    real_split: Callable[..., Any] = state_parts.split
+    real_depth: Callable[..., Any] = json_depth.of_array
 
-    def counted(*args: Any) -> Any:
+    def split_counted(*args: Any) -> Any:
         calls[0] += 1
-        return real(*args)
+        return real_split(*args)
+
+    def depth_counted(texts: Any) -> Any:
+        calls[1] += len(texts)
+        return real_depth(texts)
 
     with monkeypatch.context() as m:
-        m.setattr(state_parts, "split", counted)
+        m.setattr(state_parts, "split", split_counted)
+        m.setattr(json_depth, "of_array", depth_counted)
         if not walk_cuts:
             m.setattr(flavour, "CUT_RULE", None)
         with Store.open(path) as store:
             report = import_source(store, source)
-            assert report.total.quarantined == 0
-    return calls[0]
+            assert report.tables["checkpoints"].quarantined == bad
+    return calls[0], calls[1]
 
 
 @pytest.fixture(params=SAVERS)
@@ -141,8 +156,10 @@ def test_the_walks_cut_stores_what_the_stores_own_cut_stores(
 ) -> None:
     source = heavy
     given, own = tmp_path / "given.duckdb", tmp_path / "own.duckdb"
-    assert _import_counting(source, given, monkeypatch, walk_cuts=True) == 0
-    assert _import_counting(source, own, monkeypatch, walk_cuts=False) > 40
+    # the store parses no state of the walk's to cut it or to measure its depth
+    assert _import_counting(source, given, monkeypatch, walk_cuts=True) == (0, 0)
+    parsed, measured = _import_counting(source, own, monkeypatch, walk_cuts=False)
+    assert parsed > 40 and measured > 0
     a, b = _stored(given), _stored(own)
     assert len(a["split"]) > 40 and len(a["parts"]) > 40
     assert a == b
@@ -160,3 +177,48 @@ def test_the_walks_cut_stores_what_the_stores_own_cut_stores(
         again = import_source(store, source)
         assert again.total.imported == 0 and again.total.updated == 0
     assert _stored(given) == a
+
+
+class _Chat(TypedDict):
+    messages: Annotated[list[Any], add_messages]
+
+
+@pytest.fixture(params=SAVERS)
+def too_deep(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A graph whose answer nests deeper than the store takes, among long messages."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.graph import END, START, StateGraph
+
+    deep: Any = "leaf"
+    for _ in range(json_depth.MAX_DEPTH + 30):
+        deep = {"d": deep}
+
+    def answer(_: _Chat) -> dict[str, Any]:
+        return {"messages": [AIMessage(content="deep", id="deep", additional_kwargs=deep)]}
+
+    source, opened = open_saver(request, tmp_path, "lg_deep")
+    g: Any = StateGraph(_Chat)
+    g.add_node("answer", answer)
+    g.add_edge(START, "answer")
+    g.add_edge("answer", END)
+    with opened as saver:
+        asked = [HumanMessage(content=f"{i} {PAD}", id=f"h{i}") for i in range(12)]
+        config = {"configurable": {"thread_id": "t"}}
+        g.compile(checkpointer=saver).invoke({"messages": asked}, config)
+    return source
+
+
+def test_a_state_too_deep_is_refused_by_the_depth_its_cut_hands_over(
+    too_deep: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given, own = tmp_path / "given.duckdb", tmp_path / "own.duckdb"
+    # the state's depth came with its cut (the model call's response on the tape is measured)
+    measured = _import_counting(too_deep, given, monkeypatch, walk_cuts=True, bad=1)[1]
+    assert measured < _import_counting(too_deep, own, monkeypatch, walk_cuts=False, bad=1)[1]
+    for path in (given, own):
+        with Store.open(path) as store:
+            [(reason,)] = store.sql(
+                "SELECT reason FROM quarantine WHERE source_table = 'checkpoints'"
+            )
+            assert reason == f"working_state is nested deeper than {json_depth.MAX_DEPTH} levels"
+    assert _stored(given) == _stored(own)
