@@ -204,8 +204,12 @@ def insert_checkpoints(
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _ins AS SELECT _pos, run_id FROM _v WHERE _why IS NULL"
         )
+    # counted on _v first: the insert reads the batch's texts (a scan of a Python object,
+    # which waits for the GIL), and a batch whose large states are all split has none to add
+    not_split = "AND _pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
     large = con.execute(
-        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES}"
+        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES} "
+        f"{not_split}"
     ).fetchone()
     if large and large[0]:
         not_split = "AND s._pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
