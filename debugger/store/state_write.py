@@ -147,11 +147,14 @@ def split_rows(
             handed their cut over (:func:`take_given`), when the batch has such columns.
     """
     row = con.execute(f"SELECT count(*) {where}").fetchone()
-    if not (row and row[0]):
+    candidates = int(row[0]) if row else 0
+    if not candidates:
         return 0
     start(con)
     n = take_given(con, given_sql) if given_sql else 0
-    if not cut(con, rows_sql) and not n:
+    if n < candidates:  # not all cut by their reader: the others' texts are read back
+        n += cut(con, rows_sql)
+    if not n:
         return 0
     return settle(con)
 
