@@ -93,8 +93,9 @@ def _json_check(
     # nothing could show it (see debugger.store.json_depth); the session registers the check
     too_deep = json_depth.too_deep_sql(f"CAST({col} AS VARCHAR)")
     if depth:
+        given = f"TRY_CAST({depth} AS BIGINT)"
         too_deep = (
-            f"(CASE WHEN {depth} IS NOT NULL THEN {depth} > {json_depth.MAX_DEPTH} "
+            f"(CASE WHEN {given} IS NOT NULL THEN {given} > {json_depth.MAX_DEPTH} "
             f"ELSE {too_deep} END)"
         )
     checks.append(
