@@ -258,6 +258,26 @@ which the reader's decoding holds nearly all the time, so staging would wait on 
 be :func:`debugger.store.state_hash.of_text` of exactly the ``working_state`` text.
 """
 
+GIVEN_STATE_DEPTH = "_state_depth"
+GIVEN_STATE_SPLIT = ("_state_skeleton", "_state_cuts", "_state_refs", GIVEN_STATE_DEPTH)
+"""Optional staged columns: the state cut into skeleton and parts by the reader that wrote
+its text (see :mod:`debugger.store.state_parts`), so the store does not parse it again.
+
+``_state_skeleton`` (text, NULL: the store cuts the state itself if it is large enough),
+``_state_cuts`` (character offsets into the skeleton, ascending) and ``_state_refs`` (the
+parts' hashes, :func:`debugger.store.state_parts.part_hash`), such that
+``join(skeleton, cuts, refs, parts)`` is exactly the ``working_state`` text; only a state
+of ``SPLIT_MIN_BYTES`` or more with at least one part is handed over this way. Every part
+a batch's rows refer to is carried by one of the batch's rows in :data:`GIVEN_STATE_PARTS`.
+``_state_depth`` is the state's nesting depth as :func:`debugger.store.json_depth.depth`
+counts it (from the skeleton and the parts, each measured once), which the store's check
+of the depth then reads instead of the whole text (NULL: the store measures the text).
+"""
+
+GIVEN_STATE_PARTS = ("_state_part_hashes", "_state_parts")
+"""Optional staged columns with :data:`GIVEN_STATE_SPLIT`: lists of part hashes and their
+texts, on any rows of the batch (each part once per batch is enough)."""
+
 
 def pending_entries(value: Any) -> list[dict[str, Any]]:
     """A checkpoint's ``pending_effects`` (a JSON array) as one object per pending effect.

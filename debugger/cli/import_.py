@@ -10,7 +10,13 @@ from typing import Any
 
 import click
 
-from debugger.cli.support import command, emit_json, open_store, resolve_store
+from debugger.cli.support import (
+    command,
+    emit_json,
+    open_store,
+    resolve_store,
+    skip_teardown,
+)
 from debugger.errors import StepscopeError
 
 
@@ -136,6 +142,7 @@ def cmd(
     path = resolve_store(store_path)
     with removed_if_new_and_empty(path), open_store(path, read_only=False) as store:
         report = import_source(store, source, options)
+    skip_teardown()  # the store is closed: nothing is left to tear down
     if as_json:
         emit_json(report.to_dict())
         return

@@ -187,7 +187,7 @@ def insert_checkpoints(
             "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
             "AND x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id)"
         )
-    split = _split_new_states(con, filters)
+    split = _split_new_states(con, filters, state_write.has_given(types))
     whole = f"v.state_bytes < {LARGE_STATE_BYTES}"
     join_split = ""
     if split:
@@ -223,8 +223,12 @@ def insert_checkpoints(
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _ins AS SELECT _pos, run_id FROM _v WHERE _why IS NULL"
         )
+    # counted on _v first: the insert reads the batch's texts (a scan of a Python object,
+    # which waits for the GIL), and a batch whose large states are all split has none to add
+    not_split = "AND _pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
     large = con.execute(
-        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES}"
+        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES} "
+        f"{not_split}"
     ).fetchone()
     if large and large[0]:
         not_split = "AND s._pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
@@ -238,20 +242,28 @@ def insert_checkpoints(
     return n, updated
 
 
-def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str) -> int:
+def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str, given: bool) -> int:
     """Cut the batch's new states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts
     (:mod:`debugger.store.state_write`); returns how many split (listed in ``_split``).
 
     Only rows the insert will take (``filters``, as it applies them) are read, so a
     re-import of an unchanged source cuts nothing. A batch without such states costs one
-    count.
+    count. ``given``: the batch carries its reader's cuts, taken as they are for the
+    states that have one.
     """
+    rows = (
+        "FROM _v v JOIN _staged s ON s._pos = v._pos "
+        f"WHERE v._why IS NULL AND v.state_bytes >= {SPLIT_MIN_BYTES} {filters}"
+    )
     return state_write.split_rows(
         con,
         f"FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}",
-        "SELECT s._pos, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _v v "
-        "JOIN _staged s ON s._pos = v._pos "
-        f"WHERE v._why IS NULL AND v.state_bytes >= {SPLIT_MIN_BYTES} {filters}",
+        f"SELECT s._pos, CAST(s.working_state AS VARCHAR), v.state_bytes {rows}"
+        + (f" AND NOT ({state_write.GIVEN})" if given else ""),
+        f"SELECT s._pos, s._state_skeleton, s._state_cuts, s._state_refs {rows} "
+        f"AND {state_write.GIVEN}"
+        if given
+        else None,
     )
 
 

@@ -17,6 +17,7 @@ import duckdb
 from debugger.store import state_write
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 from debugger.store.state_parts import SPLIT_MIN_BYTES
+from debugger.store.validate import staged_types
 
 _NARROW = (
     "x.state_hash IS DISTINCT FROM v.state_hash",
@@ -84,7 +85,7 @@ def update_changed_checkpoints(
     n = int(row[0]) if row else 0
     if n == 0:
         return 0
-    split = _split_changed_states(con)
+    split = _split_changed_states(con, state_write.has_given(staged_types(con)))
     not_split = " AND u.ckpt_key NOT IN (SELECT ckpt_key FROM _split)" if split else ""
     con.execute(
         f"""
@@ -110,16 +111,24 @@ def update_changed_checkpoints(
     return n
 
 
-def _split_changed_states(con: duckdb.DuckDBPyConnection) -> int:
+def _split_changed_states(con: duckdb.DuckDBPyConnection, given: bool) -> int:
     """Cut the changed states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts, as
-    the insert does (``_split``, keyed by the stored ``ckpt_key``); returns how many."""
+    the insert does (``_split``, keyed by the stored ``ckpt_key``; ``given``: the batch
+    carries its reader's cuts); returns how many."""
+    rows = (
+        "FROM _upd u JOIN _v v ON v._pos = u._pos JOIN _staged s ON s._pos = u._pos "
+        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}"
+    )
     return state_write.split_rows(
         con,
         "FROM _upd u JOIN _v v ON v._pos = u._pos "
         f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}",
-        "SELECT u.ckpt_key, CAST(s.working_state AS VARCHAR), v.state_bytes FROM _upd u "
-        "JOIN _v v ON v._pos = u._pos JOIN _staged s ON s._pos = u._pos "
-        f"WHERE u.state_changed AND v.state_bytes >= {SPLIT_MIN_BYTES}",
+        f"SELECT u.ckpt_key, CAST(s.working_state AS VARCHAR), v.state_bytes {rows}"
+        + (f" AND NOT ({state_write.GIVEN})" if given else ""),
+        f"SELECT u.ckpt_key, s._state_skeleton, s._state_cuts, s._state_refs {rows} "
+        f"AND {state_write.GIVEN}"
+        if given
+        else None,
     )
 
 

@@ -15,7 +15,13 @@ that orjson writes, which is what the LangGraph loader stores and most writers p
 any other text (spaces, escapes written another way, NaN, numbers orjson would change) is
 stored whole, as before. An array element of ``PART_MAX_CHARS`` or more that is itself an
 array or object is not a part: its own elements are, so a list nested in a large element is
-shared too.
+shared too (:func:`element_is_part`).
+
+A reader that writes a state's text itself from its elements (the LangGraph flavour) may
+make the same cut as it writes, by the same rule, and hand it to the store with the text
+(``debugger.contract.GIVEN_STATE_SPLIT``): the store then takes it instead of parsing the
+text again. Cut where the writer put the elements, it joins back to the text by
+construction.
 """
 
 from __future__ import annotations
@@ -39,6 +45,20 @@ PART_MAX_CHARS = 64 * 1024
 """A container element this long or longer is opened up: its own elements become parts."""
 
 _SIGN = 1 << 63
+
+
+def element_is_part(chars: int, container: bool) -> bool | None:
+    """How the cut treats an array element whose compact JSON is ``chars`` characters long.
+
+    The one rule, for the store's cut and for a reader that cuts as it writes: False, it
+    stays in the skeleton; True, it is a part; None, it is opened up (a container of
+    ``PART_MAX_CHARS`` or more: its own elements are cut).
+    """
+    if chars < PART_MIN_CHARS:
+        return False
+    if chars >= PART_MAX_CHARS and container:
+        return None
+    return True
 
 
 def part_hash(text: str | bytes) -> int:
@@ -130,9 +150,10 @@ def _emit(value: Any, out: list[str | int], parts: dict[int, str]) -> None:
                 out.append(",")
             raw = dumps(item)
             text = raw.decode()
-            if len(text) < PART_MIN_CHARS:
+            fate = element_is_part(len(text), isinstance(item, (dict, list)))
+            if fate is False:
                 out.append(text)
-            elif len(text) >= PART_MAX_CHARS and isinstance(item, (dict, list)):
+            elif fate is None:
                 _emit(item, out, parts)
             else:
                 h = part_hash(raw)  # the UTF-8 orjson wrote: no second encoding

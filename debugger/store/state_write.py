@@ -15,6 +15,10 @@ the same way, in the caller's transaction:
 
 The caller then writes ``_split``'s rows to ``split_states`` and leaves their
 ``working_state`` NULL; the other states are stored whole as before.
+
+A batch whose reader cut its states as it wrote them (``debugger.contract.GIVEN_STATE_SPLIT``)
+skips step 1 for those states: :func:`take_given` copies their cut and parts into the same
+temp tables, in SQL, and step 2 settles them like any other.
 """
 
 from __future__ import annotations
@@ -24,7 +28,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from debugger.contract import GIVEN_STATE_PARTS, GIVEN_STATE_SPLIT
 from debugger.store import arrays, state_parts
+
+GIVEN = "s._state_skeleton IS NOT NULL"
+"""The condition on a ``_staged`` row ``s`` whose reader handed its state's cut over."""
 
 
 def start(con: duckdb.DuckDBPyConnection) -> None:
@@ -95,19 +103,58 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
     return len(keys)
 
 
-def split_rows(con: duckdb.DuckDBPyConnection, where: str, rows_sql: str) -> int:
+def has_given(columns: Any) -> bool:
+    """Whether a batch's staged columns (names) carry its reader's cut."""
+    return all(c in columns for c in (*GIVEN_STATE_SPLIT, *GIVEN_STATE_PARTS))
+
+
+def take_given(con: duckdb.DuckDBPyConnection, rows_sql: str) -> int:
+    """Step 1 for states the reader cut: add their cut to ``_split`` and the parts they
+    refer to (from any row of ``_staged``) to ``_new_parts``, in the order the batch
+    carries them (parts are stored in it); returns how many.
+
+    Args:
+        rows_sql: ``SELECT key, skeleton, cuts, refs`` over the rows to take.
+    """
+    row = con.execute(f"INSERT INTO _split {rows_sql}").fetchone()
+    n = int(row[0]) if row else 0
+    if n:
+        con.execute(
+            """
+            INSERT INTO _new_parts
+            SELECT part_hash, part FROM (
+                SELECT _pos, unnest(_state_part_hashes) AS part_hash,
+                       unnest(_state_parts) AS part,
+                       unnest(range(len(_state_part_hashes))) AS i
+                FROM _staged WHERE _state_part_hashes IS NOT NULL)
+            WHERE part_hash IN (SELECT unnest(refs) FROM _split)
+            ORDER BY _pos, i"""
+        )
+    return n
+
+
+def split_rows(
+    con: duckdb.DuckDBPyConnection, where: str, rows_sql: str, given_sql: str | None = None
+) -> int:
     """The whole of steps 1 and 2 for one selection: how many states split.
 
     Args:
         where: the ``FROM ... WHERE ...`` that selects the candidate rows (counted first, so
             a batch without states of ``SPLIT_MIN_BYTES`` or more costs one count).
-        rows_sql: the ``SELECT key, text, bytes`` over the same rows, for :func:`cut`.
+        rows_sql: the ``SELECT key, text, bytes`` over the same rows, for :func:`cut`;
+            with ``given_sql``, only those whose reader handed no cut over.
+        given_sql: the ``SELECT key, skeleton, cuts, refs`` of the rows whose reader
+            handed their cut over (:func:`take_given`), when the batch has such columns.
     """
     row = con.execute(f"SELECT count(*) {where}").fetchone()
-    if not (row and row[0]):
+    candidates = int(row[0]) if row else 0
+    if not candidates:
         return 0
     start(con)
-    if not cut(con, rows_sql):
+    n = take_given(con, given_sql) if given_sql else 0
+    if n < candidates:  # not all cut by their reader: the others' texts are read back
+        n += cut(con, rows_sql)
+    if not n:
         return 0
     return settle(con)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import duckdb
 
-from debugger.contract import JSON_WRITTEN
+from debugger.contract import GIVEN_STATE_DEPTH, JSON_WRITTEN
 from debugger.store import json_depth
 from debugger.store.schema import STEP_OFFSET
 
@@ -73,8 +73,10 @@ def _int_check(types: ColumnTypes, col: str, required: bool, non_negative: bool)
 
 
 def _json_check(
-    col: str, required: bool, json_type: str | None, written: bool = False
+    col: str, required: bool, json_type: str | None, written: bool = False, depth: str = ""
 ) -> list[str]:
+    """The checks of a JSON document column; ``depth``: a column with the document's
+    nesting depth as its reader measured it, read instead of the text where not NULL."""
     checks = []
     if required:
         checks.append(f"WHEN {col} IS NULL THEN 'missing {col}'")
@@ -89,8 +91,15 @@ def _json_check(
             f"THEN '{col} is not a JSON {json_type.lower()}'"
         )
     # nothing could show it (see debugger.store.json_depth); the session registers the check
+    too_deep = json_depth.too_deep_sql(f"CAST({col} AS VARCHAR)")
+    if depth:
+        given = f"TRY_CAST({depth} AS BIGINT)"
+        too_deep = (
+            f"(CASE WHEN {given} IS NOT NULL THEN {given} > {json_depth.MAX_DEPTH} "
+            f"ELSE {too_deep} END)"
+        )
     checks.append(
-        f"WHEN {col} IS NOT NULL AND {json_depth.too_deep_sql(f'CAST({col} AS VARCHAR)')} "
+        f"WHEN {col} IS NOT NULL AND {too_deep} "
         f"THEN '{col} is nested deeper than {json_depth.MAX_DEPTH} levels'"
     )
     return checks
@@ -132,6 +141,11 @@ def as_int(types: ColumnTypes, col: str) -> str:
     return f"TRY_CAST(CAST({col} AS VARCHAR) AS BIGINT)"
 
 
+def _given_depth(types: ColumnTypes) -> str:
+    """The state's depth as the reader that cut it measured it (``GIVEN_STATE_SPLIT``)."""
+    return GIVEN_STATE_DEPTH if GIVEN_STATE_DEPTH in types else ""
+
+
 def reasons(table: str, types: ColumnTypes) -> list[str]:
     """The ``WHEN ... THEN reason`` checks of ``table``, first failing one wins."""
     written = JSON_WRITTEN in types
@@ -143,7 +157,7 @@ def reasons(table: str, types: ColumnTypes) -> list[str]:
             f"WHEN NOT ({as_int(types, 'step_index')} "
             f"BETWEEN {-STEP_OFFSET} AND {STEP_OFFSET - 1}) "
             f"THEN 'step_index out of range: ' || CAST(step_index AS VARCHAR)",
-            *_json_check("working_state", True, None, written),
+            *_json_check("working_state", True, None, written, _given_depth(types)),
             *_int_check(types, "schema_version", False, True),
             *_ts_check(types, "created_at"),
             *_int_check(types, "tokens_spent", False, True),

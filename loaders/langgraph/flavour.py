@@ -19,18 +19,27 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from debugger.contract import GIVEN_STATE_HASH, JSON_WRITTEN, TABLE_COLUMNS
+from debugger.contract import (
+    GIVEN_STATE_HASH,
+    GIVEN_STATE_PARTS,
+    GIVEN_STATE_SPLIT,
+    JSON_WRITTEN,
+    TABLE_COLUMNS,
+)
 from debugger.errors import DecodeError, FlavourError
-from debugger.store import arrays, state_hash
+from debugger.store import arrays, json_depth, state_hash, state_parts
 from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.budgets import Spend, ThreadRollup, ai_tokens
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (
+    CutRule,
     MessageMemo,
     decode_checkpoint,
     decode_metadata,
@@ -70,11 +79,24 @@ TAPE_FLUSH = 20_000
 """Tape rows buffered before the walk pauses to write them."""
 
 _INT_COLUMNS = {"step_index", "schema_version", "tokens_spent", "steps_spent", "wall_clock_ms",
-                "seq"}  # fmt: skip
+                "seq", "_state_depth"}  # fmt: skip
 _JSON_COLUMNS = {"working_state", "pending_effects", "metadata", "request", "response"}
 """Columns the walk fills with ``to_json`` bytes: valid UTF-8, handed to Arrow as is."""
 
 NOT_LANGGRAPH = "the row was not written by a LangGraph saver: check what else writes to the file"
+
+CUT_RULE = CutRule(
+    is_part=state_parts.element_is_part,
+    part_hash=state_parts.part_hash,
+    depth=json_depth.depth,
+    min_bytes=state_parts.SPLIT_MIN_BYTES,
+)
+"""The store's rule for cutting a large state, applied as the walk writes each state: the
+store takes the cut as it is (``debugger.contract.GIVEN_STATE_SPLIT``) instead of parsing
+the state again to find its parts."""
+_PARTS = "_parts"
+"""A row's part texts, in the order of its ``_state_refs`` (not a column: :func:`to_batch`
+hands each of the batch's parts over once, in ``GIVEN_STATE_PARTS``)."""
 
 
 def stable_key(*parts: str) -> int:
@@ -85,7 +107,9 @@ def stable_key(*parts: str) -> int:
 
 def _names(table: str) -> list[str]:
     # every JSON document of a batch is to_json's output (see contract.JSON_WRITTEN)
-    extra = [GIVEN_STATE_HASH] if table == "checkpoints" else []
+    extra = []
+    if table == "checkpoints":
+        extra = [GIVEN_STATE_HASH, *GIVEN_STATE_SPLIT, *GIVEN_STATE_PARTS]
     return ["_key", *TABLE_COLUMNS[table], "_reason", "_raw_text", JSON_WRITTEN, *extra]
 
 
@@ -106,19 +130,69 @@ def _utf8_array(values: list[bytes | None]) -> pa.Array:
     return built if built is not None else pa.array(values, type=pa.binary()).view(pa.string())
 
 
+def _int_lists(values: list[list[int] | None], type_: pa.DataType) -> pa.Array:
+    """Lists of ints (None as an empty list), flattened in C: a state's cut has an offset
+    and a hash per message, ~100 values a row."""
+    lists = [v or [] for v in values]
+    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    dtype = np.int64 if type_ == pa.int64() else np.int32
+    flat = np.fromiter(itertools.chain.from_iterable(lists), dtype, int(offsets[-1]))
+    items = pa.Array.from_buffers(type_, len(flat), [None, pa.py_buffer(flat)])
+    starts = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    return pa.ListArray.from_arrays(starts, items)
+
+
+def _text_lists(values: list[list[bytes] | None]) -> pa.Array:
+    """Lists of ``to_json`` texts (None as an empty list), from one joined buffer."""
+    lists = [v or [] for v in values]
+    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    flat = _utf8_array([t for x in lists for t in x])
+    starts = pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)])
+    return pa.ListArray.from_arrays(starts, flat)
+
+
+def _batch_parts(rows: list[dict[str, Any]]) -> None:
+    """Give each part the batch's states refer to to one row (the first that refers to it),
+    in ``GIVEN_STATE_PARTS``: the store reads a batch's parts from any of its rows."""
+    have: set[int] = set()
+    for r in rows:
+        refs = r.get("_state_refs")
+        if not refs or have.issuperset(refs):
+            continue
+        hashes: list[int] = []
+        texts: list[bytes] = []
+        for h, text in zip(refs, r[_PARTS], strict=True):  # in the state's order
+            if h not in have:
+                have.add(h)
+                hashes.append(h)
+                texts.append(text)
+        r["_state_part_hashes"] = hashes
+        r["_state_parts"] = texts
+
+
 def to_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Rows (dicts) as an Arrow batch with the canonical columns of ``table``."""
     names = _names(table)
+    if table == "checkpoints":
+        _batch_parts(rows)
     columns: list[pa.Array] = []
     for n in names:
         values = [r.get(n) for r in rows]
-        if n == "_key":
+        if n == "_state_cuts":
+            columns.append(_int_lists(values, pa.int32()))
+        elif n in ("_state_refs", "_state_part_hashes"):
+            columns.append(_int_lists(values, pa.int64()))
+        elif n == "_state_parts":
+            columns.append(_text_lists(values))
+        elif n == "_key":
             columns.append(arrays.or_pa_array(arrays.int64s(values), values, pa.int64()))
         elif n in _INT_COLUMNS:
             columns.append(_or_text(values, pa.int64()))
         elif n == "is_write":
             columns.append(arrays.or_pa_array(arrays.bools(values), values, pa.bool_()))
-        elif n in _JSON_COLUMNS:
+        elif n in _JSON_COLUMNS or n == "_state_skeleton":
             columns.append(_utf8_array(values))
         else:
             columns.append(_or_text(values, pa.string()))
@@ -179,7 +253,7 @@ class _Walk:
         """Tapes of the thread's namespaces the walk is still in (their nested ones come)."""
         self._below: dict[str, set[str]] = {}
         """Per namespace, the call ids of the namespaces nested in it."""
-        self.memo = MessageMemo()
+        self.memo = MessageMemo(CUT_RULE)
         self.spend = Spend()
         self.thread: str | None = None
         self._ns = ""
@@ -271,7 +345,7 @@ class _Walk:
         self._end_run()
         self.run, self.first_ts = run, None
         self.tape = Tape(run, self.idempotency_args, ns)
-        self.memo = MessageMemo()
+        self.memo = MessageMemo(CUT_RULE)
         self.spend = Spend()
         self.dec.clear()
 
@@ -382,7 +456,15 @@ class _Walk:
         if ck.checkpoint_ns:
             self.rollup.subgraph(meta, new_ai)
         version = meta.get("schema_version")
+        cut = scan.cut
+        if cut is not None:
+            split = {"_state_skeleton": cut.skeleton, "_state_cuts": cut.cuts,
+                     "_state_refs": cut.refs, "_state_depth": cut.depth,
+                     _PARTS: cut.parts}  # fmt: skip
+        else:
+            split = {}
         return {
+            **split,
             "step_index": step,
             "schema_version": version if isinstance(version, int) else None,
             "created_at": ts,

@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import operator
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -175,6 +176,8 @@ class Facts:
     """The ``tool_call_id`` a tool message answers."""
     json: bytes
     """The message as JSON text (``to_json``), serialized once per run."""
+    chars: int
+    """``json``'s length in characters (a state's cut counts characters)."""
     fragment: orjson.Fragment = field(compare=False, repr=False)
     """``json`` as an orjson fragment: a state embeds it in its own JSON without re-encoding."""
 
@@ -220,7 +223,14 @@ def facts_of(m: dict[str, Any]) -> Facts:
             tc for tc in m.get("tool_calls") or [] if isinstance(tc, dict) and tc.get("id")
         )
         tokens = _tokens(m)
-    return Facts(kind, key, tokens, model, calls, answers, text, orjson.Fragment(text))
+    return Facts(
+        kind, key, tokens, model, calls, answers, text, _chars(text), orjson.Fragment(text)
+    )
+
+
+def _chars(text: bytes) -> int:
+    """The length in characters of UTF-8 text."""
+    return len(text) if text.isascii() else len(text.decode())
 
 
 Seen = tuple[dict[str, Any], Facts]
@@ -237,24 +247,115 @@ class StateScan:
     """Those not seen earlier in the run (their calls go to the tape)."""
     json: bytes
     """The state as JSON text, equal to ``to_json(state)``."""
+    cut: StateCut | None = None
+    """The state cut into skeleton and parts as it was written (with a :class:`CutRule`)."""
+
+
+@dataclass(frozen=True)
+class CutRule:
+    """How a large state is cut into skeleton and shared parts.
+
+    The store's rule (``debugger.store.state_parts``), handed in by the flavour: this
+    module is also read by the replay's sandbox child, which does not import the store.
+    """
+
+    is_part: Callable[[int, bool], bool | None]
+    """``state_parts.element_is_part``: an array element's fate from its length in
+    characters and whether it is a container."""
+    part_hash: Callable[[bytes], int]
+    """``state_parts.part_hash``."""
+    depth: Callable[[bytes], int]
+    """``json_depth.depth``: how deep a JSON text nests (the cut hands the state's over)."""
+    min_bytes: int
+    """``state_parts.SPLIT_MIN_BYTES``: shorter states are not cut."""
+
+
+@dataclass(frozen=True)
+class StateCut:
+    """A state's text cut where its writer put the array elements that are parts.
+
+    ``join(skeleton, cuts, refs, parts)`` (``debugger.store.state_parts``) is the state's
+    text by construction: both are joined from the same pieces.
+    """
+
+    skeleton: bytes
+    """The text without the parts (UTF-8)."""
+    cuts: list[int]
+    """Where each part goes: character offsets into the skeleton, ascending."""
+    refs: list[int]
+    """The parts' hashes, in order."""
+    parts: list[bytes]
+    """The parts' texts, in the order of ``refs``."""
+    depth: int
+    """How deep the state nests (``CutRule.depth`` of its text), from the skeleton's depth
+    and the parts' (each part is an item of a top-level list: two levels down)."""
+
+
+class _ListText:
+    """A top-level list's items as JSON pieces, kept while the list only grows.
+
+    ``text`` and ``skel`` hold the pieces between the brackets, commas included (a state's
+    text is joined from pieces in one copy); ``chars`` counts the skeleton's characters
+    there; ``cuts`` are offsets from just after the ``[``; ``deepest`` is the deepest
+    part's depth. ``whole`` is False once an item is one the writer does not cut (an
+    element the store's rule opens up).
+    """
+
+    __slots__ = ("chars", "cuts", "deepest", "found", "parts", "refs", "skel", "text", "value",
+                 "whole")  # fmt: skip
+
+    def __init__(self, value: list[Any]) -> None:
+        self.value = value
+        self.found: list[Seen] = []
+        self.text: list[bytes] = []
+        self.skel: list[bytes] = []
+        self.cuts: list[int] = []
+        self.refs: list[int] = []
+        self.parts: list[bytes] = []
+        self.chars = 0
+        self.deepest = 0
+        self.whole = True
+
+    def add(self, piece: bytes, chars: int, part: int | None, whole: bool, depth: int = 0) -> None:
+        """Append an item's JSON; ``part``: its hash when it is a part (``depth``: its
+        depth)."""
+        if self.text:
+            self.text.append(b",")
+            self.skel.append(b",")
+            self.chars += 1
+        self.text.append(piece)
+        self.whole = self.whole and whole
+        if part is None:
+            self.skel.append(piece)
+            self.chars += chars
+        else:
+            self.cuts.append(self.chars)
+            self.refs.append(part)
+            self.parts.append(piece)
+            self.deepest = max(self.deepest, depth)
 
 
 class MessageMemo:
     """Facts of messages already seen in this run, by object identity.
 
     The decoder hands back the same object for a message repeated in every checkpoint, so
-    each message is analysed and serialized once per run; a state's JSON embeds the
-    messages' text as fragments, so it is not serialized again. The memo keeps a
-    reference to each message, so an ``id()`` cannot be reused while it is remembered; it
-    forgets everything past a size.
+    each message is analysed and serialized once per run; a state's JSON is joined from the
+    messages' text, so it is not serialized again. With a :class:`CutRule`, the state is cut
+    into skeleton and parts from the same pieces (:class:`StateCut`), so the store need not
+    parse it to find them. The memo keeps a reference to each message, so an ``id()``
+    cannot be reused while it is remembered; it forgets everything past a size.
     """
 
     LIMIT = 20_000
 
-    def __init__(self) -> None:
+    def __init__(self, rule: CutRule | None = None) -> None:
         self._seen: dict[int, Seen] = {}
-        self._lists: dict[str, tuple[list[Any], list[Any], list[Seen]]] = {}
-        """Per channel, the last list scanned with its shadow items and its messages."""
+        self._lists: dict[str, _ListText] = {}
+        """Per channel, the last list scanned with its items' JSON and its messages."""
+        self._hashes: dict[int, tuple[int, int]] = {}
+        """Part hash and depth of the messages seen, by ``id()``."""
+        self._keys: dict[str, tuple[bytes, int]] = {}
+        self.rule = rule
 
     def scan(self, state: dict[str, Any]) -> StateScan:
         """The facts of the state's messages, their sums, and the state's JSON text.
@@ -266,48 +367,125 @@ class MessageMemo:
         if len(self._seen) > self.LIMIT:
             self._seen.clear()
             self._lists.clear()
+            self._hashes.clear()
         seen = self._seen
         out: list[Seen] = []
         new: list[Seen] = []
-        shadow: dict[str, Any] = {}
+        texts: list[bytes] = [b"{"]
+        skels: list[bytes] = [b"{"]
+        cuts: list[int] = []
+        refs: list[int] = []
+        parts: list[bytes] = []
+        deepest = 0  # the deepest part's depth
+        at = 1  # the skeleton's characters so far: "{"
+        plain = True  # every key is a string (to_json writes other keys its own way)
+        whole = self.rule is not None
         for name, value in state.items():
+            if type(name) is not str:
+                plain = False
+                name = str(name)
+            key, key_chars = self._key(name)
+            if len(texts) > 1:
+                texts.append(b",")
+                skels.append(b",")
+                at += 1
+            at += key_chars
+            texts.append(key)
+            skels.append(key)
             if isinstance(value, list):
-                items: list[Any] = []
-                found: list[Seen] = []
-                start = 0
-                last = self._lists.get(name)
-                if (
-                    last is not None
-                    and len(value) >= len(last[0])
-                    and all(map(operator.is_, value, last[0]))
-                ):
-                    start = len(last[0])
-                    items += last[1]
-                    found += last[2]
-                for m in itertools.islice(value, start, None):
-                    hit = seen.get(id(m))
-                    if hit is None:
-                        if not is_message(m):
-                            items.append(m)
-                            continue
-                        hit = seen[id(m)] = (m, facts_of(m))
-                        new.append(hit)
-                    found.append(hit)
-                    items.append(hit[1].fragment)
-                self._lists[name] = (value, items, found)
-                out += found
-                shadow[name] = items
+                lt = self._list(name, value, new)
+                out += lt.found
+                texts.append(b"[")
+                texts += lt.text
+                texts.append(b"]")
+                skels.append(b"[")
+                skels += lt.skel
+                skels.append(b"]")
+                cuts += [at + 1 + c for c in lt.cuts]
+                refs += lt.refs
+                parts += lt.parts
+                deepest = max(deepest, lt.deepest)
+                at += lt.chars + 2
+                whole = whole and lt.whole
                 continue
             hit = seen.get(id(value))
             if hit is None and is_message(value):
                 hit = seen[id(value)] = (value, facts_of(value))
                 new.append(hit)
             if hit is None:
-                shadow[name] = value
+                text = to_json(value)
+                chars = _chars(text)
             else:
                 out.append(hit)
-                shadow[name] = hit[1].fragment
-        return StateScan(out, new, to_json(shadow))
+                text, chars = hit[1].json, hit[1].chars
+            texts.append(text)
+            skels.append(text)
+            at += chars
+            if whole and self._may_hold_parts(text, chars):
+                whole = False  # the store cuts inside a value that is not a list itself
+        if not plain:
+            return StateScan(out, new, to_json(state))
+        texts.append(b"}")
+        json = b"".join(texts)
+        cut = None
+        if whole and refs and self.rule is not None and len(json) >= self.rule.min_bytes:
+            skels.append(b"}")
+            skeleton = b"".join(skels)
+            depth = max(self.rule.depth(skeleton), 2 + deepest)
+            cut = StateCut(skeleton, cuts, refs, parts, depth)
+        return StateScan(out, new, json, cut)
+
+    def _key(self, name: str) -> tuple[bytes, int]:
+        hit = self._keys.get(name)
+        if hit is None:
+            text = to_json(name) + b":"
+            hit = self._keys[name] = (text, _chars(text))
+        return hit
+
+    def _may_hold_parts(self, text: bytes, chars: int) -> bool:
+        """Whether a value that is not a top-level list may hold an array element that the
+        store's rule makes a part (only one at least that long, with a ``[``, can)."""
+        assert self.rule is not None
+        return self.rule.is_part(chars, True) is not False and b"[" in text
+
+    def _list(self, name: str, value: list[Any], new: list[Seen]) -> _ListText:
+        """The channel's list as JSON pieces, extended from the last scan's when it grew."""
+        seen = self._seen
+        lt = self._lists.get(name)
+        start = 0
+        grew = lt is not None and len(value) >= len(lt.value)
+        if lt is not None and grew and all(map(operator.is_, value, lt.value)):
+            start = len(lt.value)
+            lt.value = value
+        else:
+            lt = self._lists[name] = _ListText(value)
+        rule = self.rule
+        for m in itertools.islice(value, start, None):
+            hit = seen.get(id(m))
+            if hit is None and is_message(m):
+                hit = seen[id(m)] = (m, facts_of(m))
+                new.append(hit)
+            if hit is None:
+                text = to_json(m)
+                chars = _chars(text)
+                container = isinstance(m, dict | list)
+            else:
+                lt.found.append(hit)
+                text, chars, container = hit[1].json, hit[1].chars, True
+            if rule is None:
+                lt.add(text, chars, None, False)
+                continue
+            fate = rule.is_part(chars, container)
+            if not fate:
+                lt.add(text, chars, None, fate is False)
+                continue
+            known = self._hashes.get(id(m)) if hit is not None else None
+            if known is None:
+                known = (rule.part_hash(text), rule.depth(text))
+                if hit is not None:
+                    self._hashes[id(m)] = known
+            lt.add(text, chars, known[0], True, known[1])
+        return lt
 
     def to_json(self, value: Any) -> bytes:
         """``to_json(value)``, with the messages this run has seen embedded as their text.

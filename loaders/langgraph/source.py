@@ -30,6 +30,9 @@ UNREAD_WRITES = ("__pregel_tasks",)
 """Write channels whose values are not read (only that the task wrote them)."""
 FETCH = 500
 """Rows a fetch; a checkpoint row can hold a whole state (tens of KB)."""
+FIRST_FETCHES = (20, 100)
+"""The first fetches' rows: the walk starts on a few rows rather than waiting for the
+server to send 500 whole states (~0.1 s sooner on Postgres)."""
 _UUID_EPOCH = 0x01B21DD213814000
 """100-ns intervals from the UUID epoch (1582-10-15) to the Unix epoch."""
 
@@ -158,7 +161,8 @@ class LangGraphTables:
         return " AND ".join(parts) or "TRUE"
 
     def _stream(self, sql: str) -> Iterator[Any]:
-        return _flat(self.reader.stream(sql, size=FETCH, what="the LangGraph tables"))
+        sizes = itertools.chain(FIRST_FETCHES, itertools.repeat(FETCH))
+        return _flat(self.reader.stream(sql, size=sizes, what="the LangGraph tables"))
 
     def count(self) -> int | None:
         """Number of checkpoints, for progress (None when only some runs are read)."""

@@ -12,7 +12,7 @@ import pytest
 
 from debugger.diff import diff_refs
 from debugger.errors import DecodeError
-from debugger.store import Store
+from debugger.store import Store, json_depth
 from debugger.store.json_depth import MAX_DEPTH, depth, of_array
 from tests.fixtures.native import stepscope
 from tests.ui.helpers import open_app
@@ -49,6 +49,28 @@ def test_depth_counts_brackets_outside_strings_only() -> None:
     texts = [nested(MAX_DEPTH), nested(MAX_DEPTH + 1), None, listed(100_000),
              '"' + "[" * 500 + '"']  # fmt: skip
     assert of_array(pa.array(texts)).to_pylist() == [False, True, False, True, False]
+
+
+def test_a_short_run_of_brackets_is_measured_as_numpy_measures_a_long_one() -> None:
+    """Fewer than ``SHORT_BRACKETS`` brackets are counted in a loop (numpy's fixed cost is
+    most of measuring a message): the same depth as numpy's running sum gives."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(16)
+    for _ in range(2000):
+        opened: list[str] = []
+        out = []
+        while len(out) + len(opened) < rng.randint(1, 2 * json_depth.SHORT_BRACKETS):
+            if opened and rng.random() < 0.5:
+                out.append(opened.pop())
+            else:
+                out.append(rng.choice("[{"))
+                opened.append("]" if out[-1] == "[" else "}")
+        brackets = "".join(out + opened[::-1]).encode()
+        b = np.frombuffer(brackets, dtype=np.uint8).astype(np.int32)
+        assert json_depth._depth(brackets) == int(np.cumsum((b & 2) - 1).max())
 
 
 @pytest.mark.parametrize("column", ["working_state", "metadata"])
