@@ -63,7 +63,7 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]
         SourceError: the asked-for flavour cannot read this kind of source.
         FlavourError: the asked-for flavour does not fit, or none does.
     """
-    from loaders.registry import FLAVOURS, flavour_for_mapping
+    from loaders.registry import FLAVOURS, flavour_for_mapping, may_read
 
     if options.mapping:
         return flavour_for_mapping(options.mapping)
@@ -71,9 +71,9 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]
         raise FlavourError("the mapped flavour needs a mapping file", "pass --mapping FILE")
     if options.flavour != "auto":
         return _asked_for(reader, options.flavour)
-    for cls in FLAVOURS.values():
-        if cls.fits(reader) and cls.detect(reader):
-            return cls()
+    for name in FLAVOURS:
+        if may_read(name, reader) and FLAVOURS[name].fits(reader) and FLAVOURS[name].detect(reader):
+            return FLAVOURS[name]()
     raise FlavourError(
         f"{reader.kind} source has no checkpoint tables Stepscope knows (found: {_found(reader)})",
         "write a mapping file for its tables and pass --mapping FILE "

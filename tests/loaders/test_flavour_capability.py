@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,3 +40,37 @@ def test_langgraph_flavour_on_parquet_is_a_source_error_with_a_hint(tmp_path: Pa
     assert "langgraph flavour reads a SQL database" in err.value.message
     assert "parquet" in err.value.message
     assert "--flavor auto" in err.value.hint
+
+
+def test_the_registry_knows_what_each_flavour_reads_without_importing_it(tmp_path: Path) -> None:
+    from loaders.jsonfiles import JsonFilesReader
+    from loaders.registry import FLAVOURS, may_read
+
+    pq.write_table(pa.table({"run_id": ["r"]}), tmp_path / "t.parquet")
+    sqlite3.connect(tmp_path / "t.sqlite").execute("CREATE TABLE t (a)").connection.close()
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "h.json").write_text("{}")
+    readers = [
+        ParquetReader(str(tmp_path / "t.parquet")),
+        SqliteReader(tmp_path / "t.sqlite"),
+        JsonFilesReader(tmp_path / "json"),
+    ]
+    for name in FLAVOURS:
+        for reader in readers:
+            assert may_read(name, reader) == FLAVOURS[name].fits(reader), (name, reader.kind)
+    for reader in readers:
+        reader.close()
+
+
+def test_a_native_parquet_import_imports_no_other_flavour(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"run_id": ["r"], "step_index": [0], "working_state": ["{}"]}),
+                   tmp_path / "t.parquet")  # fmt: skip
+    code = (
+        "import sys\n"
+        "from loaders.importer import check_source\n"
+        f"print(check_source({str(tmp_path / 't.parquet')!r}))\n"
+        "print(sorted(m for m in sys.modules if m.endswith('.flavour')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["native", "[]"]
