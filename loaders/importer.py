@@ -63,7 +63,7 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]
         SourceError: the asked-for flavour cannot read this kind of source.
         FlavourError: the asked-for flavour does not fit, or none does.
     """
-    from loaders.registry import FLAVOURS, flavour_for_mapping, may_read
+    from loaders.registry import FLAVOURS, flavour_for_mapping, may_detect, may_read
 
     if options.mapping:
         return flavour_for_mapping(options.mapping)
@@ -72,7 +72,9 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]
     if options.flavour != "auto":
         return _asked_for(reader, options.flavour)
     for name in FLAVOURS:
-        if may_read(name, reader) and FLAVOURS[name].fits(reader) and FLAVOURS[name].detect(reader):
+        if not (may_read(name, reader) and may_detect(name, reader)):
+            continue  # passed over without importing the flavour
+        if FLAVOURS[name].fits(reader) and FLAVOURS[name].detect(reader):
             return FLAVOURS[name]()
     raise FlavourError(
         f"{reader.kind} source has no checkpoint tables Stepscope knows (found: {_found(reader)})",

@@ -74,3 +74,30 @@ def test_a_native_parquet_import_imports_no_other_flavour(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["native", "[]"]
+
+
+def test_a_sql_flavour_is_passed_over_only_when_its_detect_would_be_false(tmp_path: Path) -> None:
+    import inspect
+
+    from loaders.registry import _SQL_SHAPE, FLAVOURS, may_detect
+    from tests.fixtures.native import native_rows, write_native_sqlite
+    from tests.fixtures.runtime_sources import RUNTIME_SOURCES
+
+    for name, where in _SQL_SHAPE.items():  # each detect asks the function the registry asks
+        assert where.rpartition(":")[2] in inspect.getsource(FLAVOURS[name].detect), name
+    paths = [write_native_sqlite(tmp_path / "native.sqlite", native_rows())]
+    paths += [
+        source.write(tmp_path / kind)
+        for kind, source in RUNTIME_SOURCES.items()
+        if source.flavour in ("adk", "crewai") or kind == "openai-agents-session"
+    ]
+    detected = set()
+    for path in paths:
+        with SqliteReader(path) as reader:
+            for name in _SQL_SHAPE:
+                if FLAVOURS[name].detect(reader):
+                    assert may_detect(name, reader), (name, path.name)
+                    detected.add(name)
+                if path.name == "native.sqlite":
+                    assert not may_detect(name, reader), name
+    assert detected == {"adk", "openai-agents"}
