@@ -30,6 +30,7 @@ _SQL_SHAPE = {
     "langgraph": "loaders.langgraph.source:saver_kind",
     "adk": "loaders.adk.source:looks_like_adk",
     "openai-agents": "loaders.openai_agents.session:is_session_db",
+    "crewai": "loaders.crewai.shape:is_flow_db",
 }
 """The function a SQL flavour's ``detect`` asks, in a module lighter than the flavour's own:
 a SQL source it finds nothing in (a native one) is passed over without importing the

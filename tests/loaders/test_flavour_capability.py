@@ -100,4 +100,4 @@ def test_a_sql_flavour_is_passed_over_only_when_its_detect_would_be_false(tmp_pa
                     detected.add(name)
                 if path.name == "native.sqlite":
                     assert not may_detect(name, reader), name
-    assert detected == {"adk", "openai-agents"}
+    assert detected == {"adk", "openai-agents", "crewai"}
