@@ -221,7 +221,7 @@ def _system_allocator() -> Iterator[None]:
 
     pyarrow's default pool, mimalloc, takes fresh memory in 2 MB huge pages the kernel
     zeroes on first touch, and a Parquet import's batches are mostly fresh memory: with the
-    system allocator a 20,000-row Parquet import used ~0.14 s of CPU and ~100 MiB of peak
+    system allocator a 20,000-row Parquet import used ~0.11 s of CPU and ~100 MiB of peak
     RSS less (benchmarks/README.md; a SQLite import's batches come from ADBC's own
     allocator either way). The pool is process-wide: the previous one is restored after the
     import, and a pool the user chose (``ARROW_DEFAULT_MEMORY_POOL``) is left alone.
