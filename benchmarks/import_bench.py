@@ -8,7 +8,8 @@ checkpoint), so every path pays for its start-up and for getting its rows onto d
 - ``ceiling``: ``CREATE TABLE t AS SELECT * FROM read_parquet(...)``, DuckDB reading the
   Parquet dataset itself in one statement: the fastest way rows get into a DuckDB file.
 - ``stepscope-sqlite`` / ``stepscope-parquet``: ``loaders.import_source`` into a new store
-  (validation, dedup, quarantine, batches committed together, runs derived).
+  (validation, dedup, quarantine, batches committed together, runs derived), in a process
+  set up as the ``stepscope`` command sets it up (OpenBLAS on one thread).
 - ``naive-sqlite``: ``pandas.read_sql(..., chunksize=20000)`` over a sqlite3 connection, each
   chunk handed to DuckDB with ``con.register("df", chunk)`` and
   ``INSERT INTO t SELECT * FROM df`` (the table created from the first chunk); DuckDB's
@@ -103,6 +104,8 @@ def _ceiling(src: Path, dst: Path) -> int:
 
 
 def _stepscope(src: Path, dst: Path) -> int:
+    # the process as the stepscope command sets it up (debugger.cli): BLAS on one thread
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from debugger.store import Store
     from loaders import import_source
 

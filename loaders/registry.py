@@ -2,29 +2,85 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from debugger.errors import SourceError
-from loaders.adk import AdkFlavour
-from loaders.base import Flavour, SourceReader
-from loaders.crewai import CrewAIFlavour
-from loaders.langgraph import LangGraphFlavour
-from loaders.native import NativeFlavour
-from loaders.openai_agents import OpenAIAgentsFlavour
-from loaders.pydantic_ai import PydanticAIFlavour
-from loaders.temporal import TemporalFlavour
+from loaders.base import Flavour, SourceReader, SqlReader
+from loaders.jsonfiles import JsonFilesReader
 
-FLAVOURS: dict[str, type[Flavour[Any]]] = {
-    "langgraph": LangGraphFlavour,
-    "adk": AdkFlavour,
-    "temporal": TemporalFlavour,
-    "openai-agents": OpenAIAgentsFlavour,
-    "pydantic-ai": PydanticAIFlavour,
-    "crewai": CrewAIFlavour,
-    "native": NativeFlavour,
+_SQL_OR_JSON = (SqlReader, JsonFilesReader)
+_WHERE: dict[str, tuple[str, type[SourceReader] | tuple[type[SourceReader], ...]]] = {
+    "langgraph": ("loaders.langgraph.flavour:LangGraphFlavour", SqlReader),
+    "adk": ("loaders.adk.flavour:AdkFlavour", SqlReader),
+    "temporal": ("loaders.temporal.flavour:TemporalFlavour", JsonFilesReader),
+    "openai-agents": ("loaders.openai_agents.flavour:OpenAIAgentsFlavour", _SQL_OR_JSON),
+    "pydantic-ai": ("loaders.pydantic_ai.flavour:PydanticAIFlavour", JsonFilesReader),
+    "crewai": ("loaders.crewai.flavour:CrewAIFlavour", SqlReader),
+    "native": ("loaders.native:NativeFlavour", SourceReader),
 }
-"""Detection order matters: the more specific shapes (LangGraph's tables) come first."""
+"""Each flavour's class, and the readers it takes (what its ``fits`` accepts; a test keeps
+the two in step). Detection order matters: the more specific shapes (LangGraph's tables)
+come first."""
+
+
+_SQL_SHAPE = {
+    "langgraph": "loaders.langgraph.source:saver_kind",
+    "adk": "loaders.adk.source:looks_like_adk",
+    "openai-agents": "loaders.openai_agents.session:is_session_db",
+    "crewai": "loaders.crewai.shape:is_flow_db",
+}
+"""The function a SQL flavour's ``detect`` asks, in a module lighter than the flavour's own:
+a SQL source it finds nothing in (a native one) is passed over without importing the
+flavour; a test keeps each in step with its ``detect``."""
+
+
+class _Flavours(Mapping[str, type[Flavour[Any]]]):
+    """The flavours by name, each class imported when first looked up.
+
+    Importing every flavour package added ~8 ms (SQLite) to ~20 ms (Parquet) to a small
+    import's start-up; a Parquet source is offered only to the flavours that read any
+    source (:func:`may_read`).
+    """
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, type[Flavour[Any]]] = {}
+
+    def __getitem__(self, name: str) -> type[Flavour[Any]]:
+        if name not in self._loaded:
+            module, _, cls = _WHERE[name][0].partition(":")
+            self._loaded[name] = getattr(importlib.import_module(module), cls)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_WHERE)
+
+    def __len__(self) -> int:
+        return len(_WHERE)
+
+
+FLAVOURS: Mapping[str, type[Flavour[Any]]] = _Flavours()
+"""Every flavour by name, in detection order (classes imported on first use)."""
+
+
+def may_read(name: str, reader: SourceReader) -> bool:
+    """True when the flavour ``name`` can take ``reader``, without importing the flavour."""
+    return isinstance(reader, _WHERE[name][1])
+
+
+def may_detect(name: str, reader: SourceReader) -> bool:
+    """False when the flavour ``name`` surely does not detect ``reader``'s tables.
+
+    Asks the flavour's light detection function (:data:`_SQL_SHAPE`) for a SQL reader,
+    so that the flavour itself is imported only when the source may be one of its own.
+    """
+    if name not in _SQL_SHAPE or not isinstance(reader, SqlReader):
+        return True
+    module, _, function = _SQL_SHAPE[name].partition(":")
+    found = getattr(importlib.import_module(module), function)(reader)
+    return found is not None and found is not False
 
 
 def flavour_for_mapping(path: str) -> Flavour[Any]:

@@ -223,6 +223,7 @@ class SqliteReader(SqlReader):
         import adbc_driver_sqlite
 
         cols = ", ".join(_quote(c) for c in names)
+        odd = _odd_sql(names, declared)
         last: int | None = None
         try:
             db = adbc_driver_sqlite.connect(self._uri)
@@ -237,14 +238,15 @@ class SqliteReader(SqlReader):
                 handles.callback(stmt.close)
                 stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(n)})
                 stmt.set_sql_query(
-                    f"SELECT rowid AS _key, {cols} FROM {_quote(table)} WHERE ({where}) "
-                    "ORDER BY rowid"
+                    f"SELECT rowid AS _key, {cols}, {odd} AS _odd FROM {_quote(table)} "
+                    f"WHERE ({where}) ORDER BY rowid"
                 )
                 stream, _ = stmt.execute_query()
                 reader = pa.RecordBatchReader._import_from_c(stream.address)
                 first = True
-                for batch in reader:
-                    if first and not self._types_hold(table, names, batch):
+                for flagged in reader:
+                    batch = flagged.select(range(flagged.num_columns - 1))  # without _odd
+                    if first and not self._types_hold(table, names, declared, flagged):
                         return None
                     first = False
                     if batch.num_rows:
@@ -254,17 +256,35 @@ class SqliteReader(SqlReader):
             except (OSError, adbc.Error):  # a value of another type: the stdlib path goes on
                 return last
 
-    def _types_hold(self, table: str, names: list[str], batch: pa.RecordBatch) -> bool:
-        """True when every value of the first batch has the SQLite type its column got."""
+    def _types_hold(
+        self,
+        table: str,
+        names: list[str],
+        declared: dict[str, pa.DataType],
+        flagged: pa.RecordBatch,
+    ) -> bool:
+        """True when every value of the first batch has the SQLite type its column got.
+
+        When ADBC typed every column as declared, the batch's own ``_odd`` column
+        (:func:`_odd_sql`) answers; otherwise the batch's rows are read again to check.
+        """
+        fields = list(flagged.schema)[1:-1]
+        if not flagged.num_rows:
+            return True
+        if all(
+            f.type == declared.get(n) and str(f.type) in _SQLITE_TYPE
+            for n, f in zip(names, fields, strict=True)
+        ):
+            return 1 not in flagged.column(flagged.num_columns - 1).to_pylist()
         checks = []
-        for name, field in zip(names, list(batch.schema)[1:], strict=True):
+        for name, field in zip(names, fields, strict=True):
             want = _SQLITE_TYPE.get(str(field.type))
             if want is None:
                 return False
             checks.append(f"typeof({_quote(name)}) NOT IN ('{want}', 'null')")
-        if not checks or not batch.num_rows:
+        if not checks:
             return True
-        last = int(batch.column(0)[-1].as_py())
+        last = int(flagged.column(0)[-1].as_py())
         row = self.con.execute(
             f"SELECT 1 FROM {_quote(table)} WHERE rowid <= {last} AND ({' OR '.join(checks)}) "
             "LIMIT 1"
@@ -282,6 +302,20 @@ def _fast_reader_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def _odd_sql(names: list[str], declared: dict[str, pa.DataType]) -> str:
+    """SQL that is 1 for a row with a value not of its column's declared SQLite type.
+
+    Read with every row (SQLite answers ``typeof`` from the record header without loading
+    the value), so that the first batch's types are checked without reading it twice.
+    """
+    checks = [
+        f"typeof({_quote(n)}) NOT IN ('{_SQLITE_TYPE[str(declared[n])]}', 'null')"
+        for n in names
+        if str(declared.get(n)) in _SQLITE_TYPE
+    ]
+    return f"({' OR '.join(checks)})" if checks else "0"
 
 
 def _declared(decl: str) -> pa.DataType:

@@ -17,17 +17,10 @@ import orjson
 from debugger.errors import FlavourError
 from loaders.base import Flavour, SqlReader, TablePlan
 from loaders.crewai.map import Pending, StateRow, map_flow
+from loaders.crewai.shape import is_flow_db
 from loaders.runtime_rows import RunRows, plans_of
 
-STATE_COLUMNS = {"flow_uuid", "method_name", "state_json"}
 FETCH = 500
-
-
-def is_flow_db(reader: SqlReader) -> bool:
-    """True when the reader holds ``flow_states`` with its columns."""
-    if "flow_states" not in reader.tables():
-        return False
-    return set(reader.columns("flow_states")) >= STATE_COLUMNS
 
 
 def _text(v: Any) -> str:

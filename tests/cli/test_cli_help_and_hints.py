@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,25 @@ def test_app_and_demo_import_no_other_commands_code() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("chosen", [None, "2"])
+def test_the_command_runs_blas_on_one_thread_unless_the_user_chose(chosen: str | None) -> None:
+    code = (
+        "import os, sys\n"
+        "from debugger.cli import main\n"
+        "main(['--version'], standalone_mode=False)\n"
+        "import numpy\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if chosen:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == [chosen or "1", "True"]
 
 
 def _error_classes() -> set[str]:

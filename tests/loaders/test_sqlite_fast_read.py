@@ -76,6 +76,30 @@ def test_mixed_types_in_first_batch_are_read_the_stdlib_way(
     assert pa.Table.from_batches(batches).column("a").to_pylist() == ["1", "two", "3.5"]
 
 
+def test_declared_types_are_checked_on_the_batch_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every column typed as declared: the batch's own flags answer, no second read
+    decl = "a INTEGER, b REAL, c BLOB"
+    clean = _write(tmp_path / "clean.sqlite", [(i, i / 2, b"x") for i in range(300)], decl)
+    statements: list[str] = []
+    init = SqliteReader.__init__
+
+    def traced(self: SqliteReader, path: Path) -> None:
+        init(self, path)
+        self.con.set_trace_callback(statements.append)
+
+    monkeypatch.setattr(SqliteReader, "__init__", traced)
+    _same(clean, monkeypatch, batch_rows=64, fast_ends=[sqlite_mod._DONE])
+    assert not [q for q in statements if "typeof" in q]
+    # text in a BLOB column: ADBC still types it binary, the flag sends it the stdlib way
+    rows: list[tuple[Any, ...]] = [(i, i / 2, b"x") for i in range(300)]
+    rows[10] = (10, 5.0, "text")
+    odd = _write(tmp_path / "odd.sqlite", rows, decl)
+    batches = _same(odd, monkeypatch, batch_rows=64, fast_ends=[None])
+    assert [b.schema.field("c").type for b in batches] == [pa.binary()] * 5
+
+
 def test_a_later_value_of_another_type_continues_without_loss(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
