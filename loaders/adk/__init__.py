@@ -11,8 +11,9 @@ is one of these, without importing the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from loaders.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from loaders.adk.flavour import AdkFlavour
@@ -20,9 +21,4 @@ if TYPE_CHECKING:
 __all__ = ["AdkFlavour"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'loaders.adk' has no attribute {name!r}")
-    value = getattr(importlib.import_module("loaders.adk.flavour"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, "loaders.adk.flavour", __all__)

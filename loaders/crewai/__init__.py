@@ -7,8 +7,9 @@ one of these, without importing the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from loaders.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from loaders.crewai.flavour import CrewAIFlavour
@@ -16,9 +17,4 @@ if TYPE_CHECKING:
 __all__ = ["CrewAIFlavour"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'loaders.crewai' has no attribute {name!r}")
-    value = getattr(importlib.import_module("loaders.crewai.flavour"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, "loaders.crewai.flavour", __all__)

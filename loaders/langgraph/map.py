@@ -368,7 +368,6 @@ class MessageMemo:
             self._seen.clear()
             self._lists.clear()
             self._hashes.clear()
-        seen = self._seen
         out: list[Seen] = []
         new: list[Seen] = []
         texts: list[bytes] = [b"{"]
@@ -408,10 +407,7 @@ class MessageMemo:
                 at += lt.chars + 2
                 whole = whole and lt.whole
                 continue
-            hit = seen.get(id(value))
-            if hit is None and is_message(value):
-                hit = seen[id(value)] = (value, facts_of(value))
-                new.append(hit)
+            hit = self._message(value, new)
             if hit is None:
                 text = to_json(value)
                 chars = _chars(text)
@@ -435,6 +431,15 @@ class MessageMemo:
             cut = StateCut(skeleton, cuts, refs, parts, depth)
         return StateScan(out, new, json, cut)
 
+    def _message(self, value: Any, new: list[Seen]) -> Seen | None:
+        """``value``'s memo if it is a message (made and added to ``new`` when first seen),
+        else None."""
+        hit = self._seen.get(id(value))
+        if hit is None and is_message(value):
+            hit = self._seen[id(value)] = (value, facts_of(value))
+            new.append(hit)
+        return hit
+
     def _key(self, name: str) -> tuple[bytes, int]:
         hit = self._keys.get(name)
         if hit is None:
@@ -450,7 +455,6 @@ class MessageMemo:
 
     def _list(self, name: str, value: list[Any], new: list[Seen]) -> _ListText:
         """The channel's list as JSON pieces, extended from the last scan's when it grew."""
-        seen = self._seen
         lt = self._lists.get(name)
         start = 0
         grew = lt is not None and len(value) >= len(lt.value)
@@ -461,10 +465,7 @@ class MessageMemo:
             lt = self._lists[name] = _ListText(value)
         rule = self.rule
         for m in itertools.islice(value, start, None):
-            hit = seen.get(id(m))
-            if hit is None and is_message(m):
-                hit = seen[id(m)] = (m, facts_of(m))
-                new.append(hit)
+            hit = self._message(m, new)
             if hit is None:
                 text = to_json(m)
                 chars = _chars(text)
