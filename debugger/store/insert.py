@@ -135,13 +135,15 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
         "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT run_id, min(_pos) AS _first FROM _v "
         "WHERE _why IS NULL GROUP BY run_id"
     )
-    row = con.execute("SELECT count(*) FROM _bruns JOIN run_keys USING (run_id)").fetchone()
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _nruns AS SELECT run_id, _first FROM _bruns "
         "WHERE run_id NOT IN (SELECT run_id FROM run_keys)"
     )
-    count = con.execute("SELECT count(*) FROM _nruns").fetchone()
-    new = int(count[0]) if count else 0
+    # the batch's runs that have a number already are those of _bruns not in _nruns
+    counts = con.execute(
+        "SELECT (SELECT count(*) FROM _nruns), (SELECT count(*) FROM _bruns)"
+    ).fetchone()
+    new, batch_runs = (int(counts[0]), int(counts[1])) if counts else (0, 0)
     if new:
         base = con.execute("SELECT nextval('run_seq')").fetchone()
         assert base is not None
@@ -152,8 +154,7 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
         )
         if new > 1:
             con.execute(f"SELECT max(nextval('run_seq')) FROM range({new - 1})")
-    con.execute("DROP TABLE _nruns")
-    return bool(row and row[0])
+    return batch_runs > new
 
 
 def insert_checkpoints(
@@ -268,11 +269,16 @@ def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str, given: bool)
 
 
 def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Free a batch's temp tables now rather than when the next batch replaces them."""
-    con.execute("DROP VIEW IF EXISTS _typed_ids")
-    for name in ("_v", "_ins", "_bruns", "_typed", "_new", "_upd", "_cand", "_split",
-                 "_new_parts"):  # fmt: skip
-        con.execute(f"DROP TABLE IF EXISTS {name}")
+    """Free a batch's temp tables now rather than when the next batch replaces them.
+
+    In one call: each call waits for the GIL to come back, which the reader's thread holds
+    while it decodes the next batch."""
+    names = ("_v", "_ins", "_bruns", "_nruns", "_typed", "_new", "_upd", "_cand", "_split",
+             "_new_parts")  # fmt: skip
+    con.execute(
+        "DROP VIEW IF EXISTS _typed_ids; "
+        + " ".join(f"DROP TABLE IF EXISTS {name};" for name in names)
+    )
 
 
 ALL_TOUCHED = "(SELECT run_id FROM _touched UNION SELECT run_id FROM _derived)"

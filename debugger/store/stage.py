@@ -148,6 +148,9 @@ def stage_batch(
             con.execute("CREATE OR REPLACE TEMP TABLE _v AS SELECT * FROM _v_arrow")
         finally:
             con.unregister("_v_arrow")
+        # counted on the Arrow rows: no statement (and no wait for the GIL) for it
+        why = prestaged.rows.column("_why")
+        return prestaged.rows.num_rows, len(why) - why.null_count, types
     row = con.execute("SELECT count(*), count(_why) FROM _v").fetchone()
     assert row is not None
     return int(row[0]), int(row[1]), types
