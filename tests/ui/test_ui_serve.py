@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,9 @@ def test_the_runtime_reads_no_installed_package_metadata(monkeypatch: pytest.Mon
     read: list[int] = []
     real = importlib.metadata.distributions
 
-    def counted(**kwargs: object) -> object:
+    def counted() -> Iterable[importlib.metadata.Distribution]:
         read.append(1)
-        return real(**kwargs)
+        return real()
 
     monkeypatch.setattr(importlib.metadata, "distributions", counted)
     BidiComponentManager().discover_and_register_components(start_file_watching=False)
