@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,13 @@ def test_warm_reads_the_runs_page_releases_the_store_then_renders(
     monkeypatch.setattr(serve, "_wait_for_server", lambda: True)
     monkeypatch.setattr(serve, "OTHER_PAGES_AFTER_S", 0.0)
     path = str(sample_store)
+    switching = sys.getswitchinterval()
     try:
         serve.warm(path)
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+    assert sys.getswitchinterval() == switching  # shortened only while it warms
     # warmed, and released: the app holds no lock on the store between reads
     assert common._SHARED.get(path) is None or common._SHARED[path].base is None
     assert all(f"debugger.ui.{name}" in sys.modules for name in common.PAGE_MODULES)
@@ -46,6 +49,33 @@ def test_warm_leaves_a_missing_store_to_the_page(
         gc.unfreeze()
     at = open_app(tmp_path / "none.duckdb")
     assert at.error and "none.duckdb" in at.error[0].value
+
+
+def test_the_runtime_reads_no_installed_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit's runtime, as it is created before the server listens, scans every installed
+    distribution for custom components; ``stepscope app`` has it skip that scan."""
+    import importlib.metadata
+
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    # restored after the test: the skip replaces the scanner for the whole process
+    monkeypatch.setattr(manifest_scanner, "scan_component_manifests",
+                        manifest_scanner.scan_component_manifests)  # fmt: skip
+    read: list[int] = []
+    real = importlib.metadata.distributions
+
+    def counted() -> Iterable[importlib.metadata.Distribution]:
+        read.append(1)
+        return real()
+
+    monkeypatch.setattr(importlib.metadata, "distributions", counted)
+    BidiComponentManager().discover_and_register_components(start_file_watching=False)
+    assert read  # what the runtime does on its own
+    read.clear()
+    serve._skip_component_scan()
+    BidiComponentManager().discover_and_register_components(start_file_watching=False)
+    assert not read
 
 
 def test_the_first_page_imports_no_diff_code_and_no_dataframes(sample_store: Path) -> None:
