@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from debugger.errors import FlavourError, SourceError, StepscopeError
+from debugger.gil import switch_interval
 from debugger.model import ImportReport
 from debugger.store import Store
 from loaders.base import Flavour, ImportOptions, SourceReader
@@ -141,7 +142,7 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     options = options or ImportOptions()
     with (
         _fewer_collections(),
-        _quick_handoffs(),
+        switch_interval(SWITCH_INTERVAL),
         _system_allocator(),
         open_reader(source) as reader,
     ):
@@ -238,25 +239,12 @@ def _system_allocator() -> Iterator[None]:
 
 
 SWITCH_INTERVAL = 0.0005
-"""Seconds a thread may hold the GIL while another waits for it, during an import."""
+"""Seconds a thread may hold the GIL while another waits for it, during an import.
 
-
-@contextlib.contextmanager
-def _quick_handoffs() -> Iterator[None]:
-    """The GIL handed over sooner (0.5 ms, not Python's 5 ms) while the import runs.
-
-    The reader's thread decodes in Python, holding the GIL, while the store's statements
-    run in DuckDB without it; each statement then waits for the GIL to return its result,
-    and DuckDB's threads wait for it to scan a batch handed over from Python; each wait
-    lasts up to an interval, and a large import runs hundreds of statements. Python's
-    interval is restored after the import.
-    """
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
+The reader's thread decodes in Python, holding the GIL, while the store's statements run in
+DuckDB without it; each statement then waits for the GIL to return its result, and DuckDB's
+threads wait for it to scan a batch handed over from Python; each wait lasts up to an
+interval (Python's is 5 ms), and a large import runs hundreds of statements."""
 
 
 def _import_pandas_meanwhile() -> None:

@@ -50,13 +50,16 @@ BASE = frozenset(
         "debugger.settings",
         "debugger.json_text",
         "debugger.views",
+        "debugger.gil",
     }
 )
 """The bottom layer: records, errors, and the leaf helpers the store itself needs.
 
 ``debugger.views`` is here because the records' ``_repr_html_`` (Jupyter's display hook) calls
 it: it renders records as HTML and imports nothing of ours but ``json_text`` at run time (the
-record and diff types only for typing), so it sits beside the records it draws."""
+record and diff types only for typing), so it sits beside the records it draws.
+``debugger.gil`` (the thread switch interval for a block of work) imports nothing of ours;
+the loaders' import and the app's warm-up both use it."""
 CLI_MAY_IMPORT = frozenset({"debugger.ui.serve"})
 """The one ui module the CLI needs: ``stepscope app`` and ``stepscope demo`` start the server."""
 

@@ -27,13 +27,14 @@ import sys
 import threading
 import time
 import webbrowser
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from debugger.errors import StepscopeError
+from debugger.gil import switch_interval
 
 ENTRY = Path(__file__).with_name("entry.py")
 """The Streamlit entry script (shipped inside the package, so it works when installed)."""
@@ -186,7 +187,7 @@ def warm(store: str, on_ready: Callable[[], None] | None = None) -> None:
         return
     if on_ready is not None:
         on_ready()
-    with _switching_often():
+    with switch_interval(WARM_SWITCH_INTERVAL_S):
         _check_bare_mode_once()
         from debugger.ui import common, runs  # pandas, DuckDB, the store, the Runs page's data
 
@@ -198,7 +199,7 @@ def warm(store: str, on_ready: Callable[[], None] | None = None) -> None:
     # The other pages later: importing them now (DeepDiff, pydantic, the replay engine)
     # would compete with the browser drawing the first page.
     time.sleep(OTHER_PAGES_AFTER_S)
-    with _switching_often():
+    with switch_interval(WARM_SWITCH_INTERVAL_S):
         common.page_modules()
     gc.collect()
     gc.freeze()  # unfrozen at exit with the rest (see _freeze_startup_objects)
@@ -218,17 +219,6 @@ def _freeze_startup_objects() -> None:
     """
     gc.freeze()
     atexit.register(gc.unfreeze)
-
-
-@contextlib.contextmanager
-def _switching_often() -> Iterator[None]:
-    """Python's thread switch interval at :data:`WARM_SWITCH_INTERVAL_S` for the block."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(min(before, WARM_SWITCH_INTERVAL_S))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def _skip_component_scan() -> None:
