@@ -129,6 +129,12 @@ def test_app_runs_streamlit_on_the_store(
     monkeypatch.setattr(
         debugger.ui.serve, "warm", lambda store, ready=None: seen.update(warmed=store)
     )
+    # serve() has Streamlit skip its component scan for the rest of the (app's) process:
+    # put the scanner back after this test
+    from streamlit.components.v2 import manifest_scanner
+
+    monkeypatch.setattr(manifest_scanner, "scan_component_manifests",
+                        manifest_scanner.scan_component_manifests)  # fmt: skip
     assert stepscope("app", "--port", "8765", "--no-browser").exit_code == 0
     args = seen["args"]
     assert args[:2] == ["run", str(debugger.ui.serve.SERVED)] and Path(args[1]).exists()
