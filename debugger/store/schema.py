@@ -16,6 +16,9 @@ Physical layout, and why:
   uncompressed: DuckDB compresses long strings with ZSTD per segment, so fetching one 1 MB
   state otherwise decompresses its neighbours too. Smaller ones are compressed with
   dictionary+FSST, which DuckDB decompresses one string at a time.
+- The file keeps DuckDB's block size (256 KiB): smaller blocks cut a small store's unused
+  block tails but make DuckDB train FSST on more, smaller segments, a slower import
+  (docs/store.md has the figures).
 - ``checkpoints`` is a view joining the three, so SQL over ``working_state`` sees every state.
 - The JSON documents of ``checkpoint_rows`` are stored as the text that was validated
   (VARCHAR), so an import parses each once; the view presents them as JSON.
