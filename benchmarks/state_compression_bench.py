@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     for (m, b), rs in results.items():
 
         def med(key: str, i: int | None = None, rs: list[dict[str, Any]] = rs) -> float:
-            return statistics.median(r[key] if i is None else r[key][i] for r in rs)
+            return float(statistics.median(r[key] if i is None else r[key][i] for r in rs))
 
         print(f"| {m} | {b // 1024} KiB | {med('write_cpu'):.2f} | {med('bytes') / 2**20:.1f} | "
               f"{med('cold', 0):.2f} / {med('cold', 1):.2f} | "
