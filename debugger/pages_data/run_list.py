@@ -213,4 +213,5 @@ def _hover(text: str | None) -> str:
     """A long cell's text, shortened; the whole text shows on hover."""
     if not text:
         return ""
-    return f'<span title="{html_text(" ".join(text.split()))}">{html_text(_short(text, ERROR_CHARS))}</span>'
+    whole = html_text(" ".join(text.split()))
+    return f'<span title="{whole}">{html_text(_short(text, ERROR_CHARS))}</span>'
