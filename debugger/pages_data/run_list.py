@@ -2,8 +2,9 @@
 
 Not a data grid (``st.dataframe``): the grid's front-end code is the largest the app loads,
 evaluated before it draws, and the first page would wait for it. Not Markdown either: the
-browser parses Markdown (and the HTML inside it) in JavaScript, ~0.05 s for fifty rows on
-the first page's critical path, where HTML built here is set as it is (``st.html``). Its run
+browser parses Markdown (and the HTML inside it) in JavaScript on the first page's critical
+path, where HTML built here is set as it is (``st.html``): the first page was drawn ~0.1 s
+sooner after the websocket opened (benchmarks/README.md, "App start"). Its run
 ids are real links: a person can open a run in a new tab, copy its address into an incident
 channel, or follow it with the keyboard. Ordering and paging are done by the store in SQL;
 status badges mark the runs needing attention.
