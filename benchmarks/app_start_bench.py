@@ -86,7 +86,7 @@ def _server(cmd: list[str], cwd: Path = REPO) -> Iterator[tuple[subprocess.Popen
 
 
 DRAWN = (
-    '[data-testid="stMarkdownContainer"] table a',
+    "table a.run",
     '[data-testid="stButtonGroup"]',
     '[data-testid="stTextInput"]',
     '[data-testid="stCheckbox"]',

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 CRASHED = "crash-at-step-7"
 REFUND_KEY = "refund-T-1077-ORD-1077"
 SHOTS = {
-    "runs-triage.png": ("/", '[data-testid="stMarkdownContainer"] table a.run'),
+    "runs-triage.png": ("/", "table a.run"),
     "timeline-crash.png": (
         f"/timeline?run={CRASHED}",
         f"table.ss-table td:has-text('{REFUND_KEY}')",

@@ -13,7 +13,7 @@ records; the Streamlit pages in ``debugger/ui/`` only render them.
 - :mod:`~debugger.pages_data.triage`: the Runs page's audit verdicts and Needs attention.
 - :mod:`~debugger.pages_data.findings`: a run's audit findings by step, for the Timeline.
 - :mod:`~debugger.pages_data.runs`: runs needing attention, counts per status, the filters;
-  :mod:`~debugger.pages_data.run_list` lays the list out as a Markdown table, and
+  :mod:`~debugger.pages_data.run_list` lays the list and Needs attention out as HTML, and
   :mod:`~debugger.pages_data.status` gives each status its colour, icon and badge.
 - :mod:`~debugger.pages_data.diff`: two checkpoints compared, for the Diff page.
 - :mod:`~debugger.pages_data.imports`: the Import page's imports and uploads.

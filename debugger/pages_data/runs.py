@@ -1,6 +1,6 @@
 """The Runs page's data: runs needing attention first, runs per status, the filters in words.
 
-The list itself, a Markdown table, is :mod:`debugger.pages_data.run_list`.
+The list itself, an HTML table, is :mod:`debugger.pages_data.run_list`.
 """
 
 from __future__ import annotations

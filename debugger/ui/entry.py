@@ -52,8 +52,7 @@ def _to_default_page() -> None:
 
 def _sidebar() -> None:
     with st.sidebar:
-        # HTML rather than Markdown's backticks: the sidebar is drawn first, and HTML in
-        # Markdown has the browser load its renderer now, not when the runs table arrives
+        # the path as escaped text inside <code>: whatever its characters, never syntax
         st.caption(f"Store: <code>{md_text(common.shown_path(common.store_path()))}</code>",
                    unsafe_allow_html=True)  # fmt: skip
         if st.button(

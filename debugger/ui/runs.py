@@ -3,7 +3,7 @@
 The status badges filter on click; every filter lives in the URL (``/?status=crashed&q=...``),
 so a filtered list is a link. Replays are counted under their original (a toggle lists
 them), never in the status counts or Needs attention. Each run id links to that run's
-Timeline (``timeline?run=...``). The list is a Markdown table
+Timeline (``timeline?run=...``). The list and Needs attention are HTML built on the server
 (:mod:`debugger.pages_data.run_list` says why), fifty runs a page.
 """
 
@@ -191,8 +191,7 @@ def _table(
     box: Any, runs: list[Run], audited: dict[str, Any], replays: dict[str, list[str]]
 ) -> None:
     if runs:
-        box.markdown(run_list.runs_markdown(runs, URL_OF_TIMELINE, audited, replays),
-                     unsafe_allow_html=True)  # fmt: skip
+        box.html(run_list.runs_html(runs, URL_OF_TIMELINE, audited, replays))
 
 
 def _matching(store: Store, filters: dict[str, Any]) -> set[str]:
@@ -226,7 +225,7 @@ def warm(path: str) -> None:
         store.run_agents()
         pages_data.status_counts(store)
         found = store.run_page(limit=run_list.PAGE_ROWS, replays=False)
-        run_list.runs_markdown(found.runs, URL_OF_TIMELINE)
+        run_list.runs_html(found.runs, URL_OF_TIMELINE)
         pages_data.needing_attention(store, ATTENTION_LINKS, replays=False)
         _WARMED[(path, fingerprint(path))] = orjson.dumps(verdicts(store)).decode()
 
@@ -236,12 +235,7 @@ def _attention(items: list[dict[str, Any]], stopped_total: int, stopped_shown: i
     if not items:
         return
     st.subheader(f"Needs attention ({len(items)})")
-    lines = []
-    for item in items:
-        icon = STATUS_ICONS.get(item["status"], "help")
-        link = run_list.run_link(item["run_id"], URL_OF_TIMELINE)
-        lines.append(f"- :material/{icon}: {link} · {md_text(item['why'], 220)}")
-    st.markdown("\n".join(lines), unsafe_allow_html=True)
+    st.html(run_list.attention_html(items, URL_OF_TIMELINE))
     if stopped_total > stopped_shown:
         st.caption(
             f"The newest {stopped_shown} of {stopped_total} that stopped: click a status above "

@@ -82,30 +82,35 @@ def html_text(at: AppTest) -> str:
 
 
 def listed_runs(at: AppTest) -> list[dict[str, str]]:
-    """The Runs page's list: each row's cells (Markdown source) by column, in order.
+    """The Runs page's list: each row's cells (their HTML source) by column, in order.
 
-    The list is a Markdown table whose run ids link to the Timeline; the run id comes back
-    from the link, unquoted, under ``run_id``.
+    The list is an HTML table (``st.html``) whose run ids link to the Timeline; the run id
+    comes back from the link, unquoted, under ``run_id``.
     """
     import re
     from urllib.parse import unquote
 
-    for md in at.markdown:
-        lines = str(md.value).splitlines()
-        if not lines or not lines[0].startswith("| Run |"):
+    for body in html_bodies(at):
+        if '<table class="runs">' not in body:
             continue
-        header = [c.strip() for c in lines[0].strip("|").split("|")]
+        header = re.findall(r"<th(?: [^>]*)?>(.*?)</th>", body)
         rows = []
-        for line in lines[2:]:
-            cells = dict(
-                zip(header, (c.strip() for c in line.strip("|").split(" | ")), strict=True)
-            )
+        for line in re.findall(r"<tr>(<td.*?)</tr>", body):
+            cells = dict(zip(header, re.findall(r"<td[^>]*>(.*?)</td>", line), strict=True))
             link = re.search(r'href="timeline\?run=([^"]+)"', cells["Run"])
             assert link, cells["Run"]
             cells["run_id"] = unquote(link.group(1))
             rows.append(cells)
         return rows
     return []
+
+
+def cell_text(cell: str) -> str:
+    """What a reader sees of a cell of :func:`listed_runs` (its markup stripped)."""
+    import html
+    import re
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split())
 
 
 def in_order(at: AppTest) -> str:

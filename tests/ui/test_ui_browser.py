@@ -50,10 +50,9 @@ def test_runs_to_crashed_run_step_forward_shows_diff_and_pending_refund(
             page.get_by_text("Needs attention").wait_for(timeout=30_000)
             # a status badge filters on click, and the URL follows
             page.get_by_role("button", name="crashed").first.click()
-            rows = page.locator('[data-testid="stMarkdownContainer"] table tbody tr')
+            rows = page.locator("table.runs tbody tr")
             page.wait_for_function(
-                "() => document.querySelectorAll("
-                "'[data-testid=\"stMarkdownContainer\"] table tbody tr').length === 2",
+                "() => document.querySelectorAll('table.runs tbody tr').length === 2",
                 timeout=15_000,
             )
             assert "status=crashed" in page.url

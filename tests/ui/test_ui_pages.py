@@ -7,7 +7,14 @@ import re
 from pathlib import Path
 
 from tests.ui.conftest import CRASHED, DEPLOY, REEXECUTED, REFUND_KEY
-from tests.ui.helpers import frames_text, html_bodies, listed_runs, open_app, texts
+from tests.ui.helpers import (
+    cell_text,
+    frames_text,
+    html_bodies,
+    listed_runs,
+    open_app,
+    texts,
+)
 
 
 def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> None:
@@ -15,7 +22,8 @@ def test_runs_page_lists_every_run_with_failures_first(sample_store: Path) -> No
     assert not at.exception and not at.error
     rows = listed_runs(at)
     assert len(rows) == 13
-    first = {r["Status"].split("]", 1)[0].split(": ")[-1] for r in rows[:5]}
+    # a status badge is its Material icon's name, then the status
+    first = {cell_text(r["Status"]).split(" ", 1)[1] for r in rows[:5]}
     assert first == {"crashed", "failed", "parked", "budget exhausted"}
     timeout = next(r for r in rows if r["run_id"] == "tool-timeout")
     assert "failed" in timeout["Status"] and "ToolTimeout" in timeout["Last error"]

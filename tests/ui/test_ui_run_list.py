@@ -1,5 +1,5 @@
-"""The Runs page's list: a Markdown table whose cells no run data can turn into syntax, with
-run ids linked to the Timeline, ordered and paged."""
+"""The Runs page's list: an HTML table whose cells no run data can turn into markup, with
+run ids linked to the Timeline, ordered and paged; Needs attention likewise."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import pytest
 
 from debugger.model import Budgets, Run
 from debugger.pages_data import run_list
+from debugger.pages_data.markup import md_text
 from debugger.store import Store
 from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
-from tests.ui.helpers import listed_runs, open_app, texts
+from tests.ui.helpers import cell_text, html_bodies, listed_runs, open_app, texts
 
 
 def _run(run_id: str = "r-1", tokens: int = 1200, **overrides: Any) -> Run:
@@ -35,7 +36,7 @@ def _run(run_id: str = "r-1", tokens: int = 1200, **overrides: Any) -> Run:
      "`code`", "a\nb", "&amp;", "~~gone~~", "_it_", "back\\slash"],
 )  # fmt: skip
 def test_cell_text_is_never_syntax(text: str) -> None:
-    cell = run_list.md_text(text)
+    cell = md_text(text)
     assert not any(c in cell for c in "|*[]<>`$~_\\\n:") or "&#" in cell
     # every special character became a character reference; the rest is unchanged
     import html
@@ -45,29 +46,93 @@ def test_cell_text_is_never_syntax(text: str) -> None:
 
 
 def test_a_long_error_is_cut_and_marked() -> None:
-    cell = run_list.md_text("x" * 200, run_list.ERROR_CHARS)
+    cell = md_text("x" * 200, run_list.ERROR_CHARS)
     assert len(cell) == run_list.ERROR_CHARS and cell.endswith("…")
 
 
 def test_run_ids_are_quoted_in_links_and_escaped_in_text() -> None:
     link = run_list.run_link('a b/"c"&<d>', "timeline")
     assert link.startswith('<a class="run" href="timeline?run=a%20b%2F%22c%22%26%3Cd%3E" ')
-    assert "<d>" not in link.split(">", 1)[1] and 'title="a b/&#34;c&#34;&#38;&#60;d&#62;"' in link
+    assert "<d>" not in link and 'title="a b/&quot;c&quot;&amp;&lt;d&gt;"' in link
+    assert link.endswith(">a b/&quot;c&quot;&amp;&lt;d&gt;</a>")
+
+
+HOSTILE = (
+    "![beacon](http://198.51.100.7/b.png)",
+    "[x](http://evil)",
+    ":red[ALERT]",
+    '<img src="http://198.51.100.7/b.png" onerror="alert(1)">',
+    "</td></tr></table><script>alert(1)</script>",
+    '" onmouseover="alert(1)',
+    ":material/error: **bold** $x$",
+)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_run_data_in_the_list_and_needs_attention_is_text(text: str) -> None:
+    import html
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+            self.text: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.append((tag, attrs))
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+
+    run = _run(run_id=text, agent=text, last_error=text, replay_of=None)
+    verdicts = {text: {"verdict": text, "errors": [{}], "status": "failed"}}
+    table = run_list.runs_html([run], "timeline", verdicts, {text: [text]})
+    items = [{"run_id": text, "status": "failed", "why": text}]
+    for body in (table, run_list.attention_html(items, "timeline")):
+        parsed = Tags()
+        parsed.feed(body)
+        # only the markup the list writes itself: no image, script, handler, foreign link
+        assert {t for t, _ in parsed.tags} <= {"table", "thead", "tbody", "tr", "th", "td",
+                                               "a", "span", "ul", "li"}  # fmt: skip
+        for tag, attrs in parsed.tags:
+            assert {name for name, _ in attrs} <= {"class", "href", "title", "aria-hidden",
+                                                   "translate"}, (tag, attrs)  # fmt: skip
+            href = dict(attrs).get("href")
+            assert href is None or (href.startswith("timeline?run=") and ":" not in href)
+        shown = "".join(parsed.text)
+        assert " ".join(text.split()) in shown  # the value, as the reader sees it
+        assert html.escape(text) in body  # written escaped, never as markup
 
 
 def test_the_table_has_one_line_per_run_with_badges_and_readable_values() -> None:
-    import html
-
     verdicts = {"r-1": {"verdict": "restart required", "errors": [{}], "status": "failed"}}
-    text = run_list.runs_markdown([_run()], "timeline", verdicts, {"r-1": ["r-1~replay-1"]})
-    header, align, line = text.splitlines()
-    assert header.startswith("| Run | Status | Audit |") and align.startswith("|---|")
-    assert ":red-badge[:material/error: failed]" in line
-    assert ":red[restart required, 1 error(s)]" in html.unescape(line)  # the verdict
-    assert "1,200" in line and "4.5\u00a0s" in line
+    text = run_list.runs_html([_run()], "timeline", verdicts, {"r-1": ["r-1~replay-1"]})
+    assert text.startswith('<table class="runs"><thead><tr><th>Run</th><th>Status</th>')
+    (line,) = [row for row in text.splitlines() if row.startswith("<tr><td>")]
+    assert '<span class="runs-badge red"><span class="runs-icon"' in line
+    assert ">error</span> failed</span>" in line  # the icon's name, drawn by the icon font
+    assert '<span class="runs-error">restart required, 1 error(s)</span>' in line
+    assert ">1,200</td>" in line and ">4.5\u00a0s</td>" in line
     assert 'href="timeline?run=r-1~replay-1"' in line and ">1</a>" in line  # one replay
     assert '<span title="boom">boom</span>' in line  # the whole error on hover
-    assert "2026&#45;03&#45;05 14&#58;00&#58;33" in line
+    assert "<td>2026-03-05 14:00:33</td>" in line
+    assert line.count("<td") == len(run_list.COLUMNS)
+
+
+def test_a_long_error_is_cut_and_whole_on_hover() -> None:
+    line = run_list.runs_html([_run(last_error="y" * 200)], "timeline")
+    cell = next(c for c in line.split("<td>") if c.startswith("<span title="))
+    assert f'title="{"y" * 200}"' in cell
+    assert cell_text(cell) == "y" * (run_list.ERROR_CHARS - 1) + "…"
+
+
+def test_needs_attention_links_each_run_with_why() -> None:
+    items = [{"run_id": "r 1", "status": "crashed", "why": "stopped after step 6"}]
+    body = run_list.attention_html(items, "timeline")
+    assert body.startswith('<ul class="attention"><li><span class="runs-icon"')
+    assert ">dangerous</span>" in body and 'href="timeline?run=r%201"' in body
+    assert cell_text(body) == "dangerous r 1 · stopped after step 6"
 
 
 def test_every_order_is_one_the_store_knows() -> None:
@@ -89,7 +154,8 @@ def test_the_page_pages_through_a_long_list(tmp_path: Path) -> None:
     assert len(first) == run_list.PAGE_ROWS
     assert "Runs 1–50 of 60 (page 1 of 2)" in texts(at)
     needing = int(texts(at).split(" runs (", 1)[1].split(" stopped short", 1)[0])
-    assert needing > 20 and texts(at).count("timeline?run=") >= 20  # the newest, a pointer
+    attention = next(b for b in html_bodies(at) if b.startswith('<ul class="attention">'))
+    assert needing > 20 and attention.count("timeline?run=") == 20  # the newest, a pointer
     assert f"The newest 20 of {needing}" in texts(at)
     at.button(key="runs_next").click().run()
     second = [r["run_id"] for r in listed_runs(at)]
