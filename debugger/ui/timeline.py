@@ -83,7 +83,12 @@ def _position(run_id: str, refs: list[pages_data.StepRef]) -> str | None:
     None (with the error shown) when the URL asks for a step the run does not have."""
     key = f"timeline_pos::{run_id}"
     asked = (run_id, query_int("step"), st.query_params.get("checkpoint"))
-    if key not in st.session_state or st.session_state.get("timeline_applied") != asked:
+    # a step change by the navigator comes with the URL the browser had when it was made,
+    # which a quick key press sends before the last step's URL reached it: that URL is
+    # stale, not a link or the back button asking for another step
+    navigated = st.session_state.pop(NAVIGATED, False)
+    applied = st.session_state.get("timeline_applied")
+    if key not in st.session_state or (applied != asked and not navigated):
         raw_step = st.query_params.get("step")
         if raw_step is not None and asked[1] is None:
             st.error(f"Step {md_text(raw_step)} is not a step number. Hint: open the run "
@@ -103,8 +108,28 @@ def _position(run_id: str, refs: list[pages_data.StepRef]) -> str | None:
     return key
 
 
+NAVIGATED = "timeline_navigated"
+"""Set by the navigator's widgets for the rerun they cause (:func:`_position` reads it)."""
+SHOWN = "timeline_shown"
+"""The navigator's key and position of the step last drawn."""
+
+
 def _move(key: str, delta: int, last: int) -> None:
-    st.session_state[key] = min(max(st.session_state[key] + delta, 0), last)
+    """Prev and Next: one step from the step shown.
+
+    Not from the slider's value: the slider shares the position's key, and a key press made
+    before the browser's slider took the last step's position sends its old value with the
+    press (seen in a browser: a quick Left from step 2 went from 3, to 2 again). The step
+    drawn last is what the person pressed the key on.
+    """
+    shown = st.session_state.get(SHOWN)
+    at = shown[1] if shown and shown[0] == key else st.session_state[key]
+    st.session_state[key] = min(max(at + delta, 0), last)
+    st.session_state[NAVIGATED] = True
+
+
+def _navigated() -> None:
+    st.session_state[NAVIGATED] = True
 
 
 def _sync_url(run_id: str, refs: list[pages_data.StepRef], pos: int) -> None:
@@ -151,10 +176,11 @@ def _step(run: Run, findings: Findings, facts: RunFacts) -> None:
     slider, _ = _buttons(key, last)
     if last > 0:
         slider.select_slider(
-            "Step", options=list(range(len(refs))), key=key,
+            "Step", options=list(range(len(refs))), key=key, on_change=_navigated,
             format_func=lambda p: step_mark(refs[p], p == last, facts, findings),
         )  # fmt: skip
     pos = int(st.session_state[key])
+    st.session_state[SHOWN] = (key, pos)
     _sync_url(run_id, refs, pos)
     _links(run_id, refs, pos)
     if pos == last and facts.unrecorded_step is not None:
