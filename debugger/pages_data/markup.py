@@ -42,15 +42,22 @@ FULL_CHARS = 20_000
 (the page stays light however long a value is)."""
 
 
+def one_line(value: Any, limit: int | None = None) -> str:
+    """A value as one line of plain text (a table cell, a caption), ending in an ellipsis
+    past ``limit`` characters; None and NaN as empty. Not escaped: see :func:`md_text` and
+    :func:`html_text`."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = " ".join(str(value).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + ELLIPSIS
+    return text
+
+
 def md_text(value: Any, limit: int | None = None) -> str:
     """A value as one line of Markdown text that no Markdown, HTML or directive syntax can
     change (None and NaN as empty)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    text = " ".join(str(value).split())  # one line: a table cell, a caption
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + ELLIPSIS
-    return _escaped(text)
+    return _escaped(one_line(value, limit))
 
 
 def _escaped(text: str) -> str:
@@ -71,8 +78,7 @@ def md_with_code(value: Any) -> str:
 def attr_text(value: Any) -> str:
     """A value as the text of an HTML attribute (a tooltip) inside Markdown: HTML-escaped,
     and Markdown's and Streamlit's syntax characters written as references too."""
-    text = " ".join(str(value).split())
-    return "".join(f"&#{ord(c)};" if c in _ATTR_SPECIAL else c for c in text)
+    return "".join(f"&#{ord(c)};" if c in _ATTR_SPECIAL else c for c in one_line(value))
 
 
 def html_text(value: Any) -> str:

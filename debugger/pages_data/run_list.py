@@ -23,9 +23,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from debugger.json_text import ELLIPSIS
 from debugger.model import Run
-from debugger.pages_data.markup import html_text
+from debugger.pages_data.markup import html_text, one_line
 from debugger.pages_data.status import STATUS_COLOURS, STATUS_ICONS
 
 PAGE_ROWS = 50
@@ -102,7 +101,7 @@ LIST_CSS = (
 def run_link(run_id: str, page_url: str) -> str:
     """An HTML link to a run's Timeline, opened in the same tab (a page's own address)."""
     href = html_text(f"{page_url}?run={quote(run_id, safe='')}")
-    text = html_text(" ".join(run_id.split()))
+    text = html_text(one_line(run_id))
     return f'<a class="run" href="{href}" title="{text}">{text}</a>'
 
 
@@ -183,15 +182,10 @@ def attention_html(items: list[dict[str, Any]], page_url: str, why_chars: int = 
     :func:`debugger.pages_data.triage.attention_items` gives them)."""
     lines = [
         f"<li>{icon(item['status'])} {run_link(item['run_id'], page_url)} · "
-        f"{html_text(_short(item['why'], why_chars))}</li>"
+        f"{html_text(one_line(item['why'], why_chars))}</li>"
         for item in items
     ]
     return '<ul class="attention">' + "".join(lines) + "</ul>"
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
 def _verdict(v: dict[str, Any] | None) -> str:
@@ -214,5 +208,5 @@ def _hover(text: str | None) -> str:
     """A long cell's text, shortened; the whole text shows on hover."""
     if not text:
         return ""
-    whole = html_text(" ".join(text.split()))
-    return f'<span title="{whole}">{html_text(_short(text, ERROR_CHARS))}</span>'
+    whole, shown = html_text(one_line(text)), html_text(one_line(text, ERROR_CHARS))
+    return f'<span title="{whole}">{shown}</span>'
