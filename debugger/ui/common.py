@@ -58,6 +58,7 @@ diff pages, the replay engine: slow imports, on a start that competes with the b
 PAGE_CSS = """<style>
 .stMainBlockContainer{padding-top:2.5rem}
 [data-testid="stMarkdownContainer"] table.runs{table-layout:fixed;width:100%}
+.store-path{font-size:.875rem;color:rgba(49,51,63,.6);margin:0;overflow-wrap:anywhere}
 </style>"""
 """The app's few style rules: less empty space above a page (the reviewer's first screen
 holds the evidence)."""

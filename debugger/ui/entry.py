@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from debugger.pages_data.markup import md_text
+from debugger.pages_data.markup import html_text
 from debugger.ui import common
 
 ICON = Path(__file__).with_name("icon.png")
@@ -52,9 +52,11 @@ def _to_default_page() -> None:
 
 def _sidebar() -> None:
     with st.sidebar:
-        # the path as escaped text inside <code>: whatever its characters, never syntax
-        st.caption(f"Store: <code>{md_text(common.shown_path(common.store_path()))}</code>",
-                   unsafe_allow_html=True)  # fmt: skip
+        # the path as escaped text inside <code>: whatever its characters, never syntax.
+        # st.html, not Markdown with HTML: the front end's HTML-in-Markdown code (~190 KB)
+        # is then not loaded on the first page at all
+        path = html_text(common.shown_path(common.store_path()))
+        st.html(f'<p class="store-path">Store: <code>{path}</code></p>')
         if st.button(
             "Reload store",
             icon=":material/refresh:",

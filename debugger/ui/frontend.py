@@ -29,11 +29,11 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-FIRST_PAGE_ELEMENTS = ("Button", "ButtonGroup", "TextInput", "Checkbox", "Html", "rehype-raw")
+FIRST_PAGE_ELEMENTS = ("Button", "ButtonGroup", "TextInput", "Checkbox", "Html")
 """The front-end modules of what the Runs page draws and bare Streamlit's first page does
 not: the sidebar's button, the status pills (a button group), the search box, the replays
-toggle (a checkbox), ``st.html`` (the list of runs, Needs attention), and HTML inside
-Markdown (the sidebar's store path)."""
+toggle (a checkbox), ``st.html`` (the list of runs, Needs attention, the sidebar's store
+path)."""
 
 STATIC_MAX_AGE_S = 365 * 24 * 60 * 60
 """How long a browser may keep a front-end file (as Streamlit answers: the names carry
