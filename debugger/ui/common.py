@@ -59,6 +59,8 @@ PAGE_CSS = """<style>
 .stMainBlockContainer{padding-top:2.5rem}
 [data-testid="stMarkdownContainer"] table.runs{table-layout:fixed;width:100%}
 .store-path{font-size:.875rem;color:rgba(49,51,63,.6);margin:0;overflow-wrap:anywhere}
+.store-path code{font-size:.75em;padding:.2em .4em;border-radius:.25rem;
+background:rgba(172,177,195,.15)}
 </style>"""
 """The app's few style rules: less empty space above a page (the reviewer's first screen
 holds the evidence)."""

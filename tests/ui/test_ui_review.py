@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -75,6 +76,19 @@ def test_hostile_content_is_text_on_every_page(review_store: Path) -> None:
     shown = texts(timeline) + html_text(timeline)
     assert " ".join(ERROR.split()) in shown and STATE_IMAGE in shown  # all of it, as text
     assert RUN in html_text(pages[0])  # the list and Needs attention: HTML, escaped
+
+
+def test_a_hostile_store_path_is_text_in_the_sidebar(review_store: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "<img src=x onerror=alert(1)> **bold** :red[ALERT]"
+    folder.mkdir()
+    store = folder / "store.duckdb"
+    shutil.copyfile(review_store, store)
+    at = open_app(store)
+    assert not at.exception
+    _assert_text_only(at)
+    assert str(store) in html_text(at)  # the whole path, as text
+    sidebar = [b for b in html_bodies(at) if b.startswith('<p class="store-path">')]
+    assert len(sidebar) == 1 and "&lt;img src=x" in sidebar[0]  # escaped, not an element
 
 
 def test_deep_links_name_what_is_missing(review_store: Path) -> None:
