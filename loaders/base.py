@@ -103,6 +103,14 @@ class SourceReader(ABC):
             SourceError: the source cannot be read (corrupt, gone, no access).
         """
 
+    def whole_table(self, table: str, small: tuple[str, int] | None = None) -> WholeTable | None:
+        """``table`` as one SELECT DuckDB can run itself (see :attr:`TablePlan.whole`), or
+        None: the reader's batches are the only way (the default). ``small``: (column,
+        bytes): None too where that column's values may average ``bytes`` or more in a
+        part of the table (values that large are handled a batch at a time)."""
+        del table, small
+        return None
+
     def count(self, table: str) -> int | None:
         """Row count for progress (may be an estimate), or None when it is costly to know."""
         return None
@@ -156,6 +164,19 @@ class SqlReader(SourceReader):
         """
 
 
+@dataclass(frozen=True)
+class WholeTable:
+    """A source table as one SELECT that DuckDB runs itself (no batches through Python)."""
+
+    sql: str
+    """The rows, with ``_key`` (as the reader's batches give it) and ``_idx`` (the row's
+    0-based place in the table) besides the table's columns."""
+    rows: int
+    """How many rows it has."""
+    nbytes: int
+    """Its size uncompressed, as the source's metadata says."""
+
+
 @dataclass
 class TablePlan:
     """How one canonical table is filled from the source."""
@@ -172,6 +193,11 @@ class TablePlan:
     """The source has no parent column: chain checkpoints in time order."""
     total: int | None = None
     """Rows expected, for progress."""
+    whole: WholeTable | None = None
+    """The whole table as one SELECT that DuckDB reads itself, when the source allows it
+    (:meth:`SourceReader.whole_table`): the import then runs its statements once over all
+    of it, on DuckDB's threads, instead of batch by batch, and reads :attr:`batches`
+    instead where that pass cannot take the table."""
 
 
 R = TypeVar("R", bound=SourceReader)

@@ -12,8 +12,8 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -22,9 +22,13 @@ from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.gil import switch_interval
 from debugger.model import ImportReport
 from debugger.store import Store
-from loaders.base import Flavour, ImportOptions, SourceReader
+from debugger.store.ingest import NotInOnePass
+from loaders.base import Flavour, ImportOptions, SourceReader, TablePlan
 from loaders.filter import RunFilter
 from loaders.prefetch import prefetched
+
+if TYPE_CHECKING:
+    from debugger.store.session import ImportSession
 
 
 def _found(reader: SourceReader) -> str:
@@ -156,6 +160,8 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                 with _core_for_the_reader(session.con, flavour.decodes):
                     for plan in flavour.plans(reader):
                         chained |= plan.derive_parents
+                        if plan.whole is not None and _whole(session, plan, options):
+                            continue
                         seen = 0
                         # the next batch is validated on a thread while this one is inserted
                         staged = session.staged(plan.table, plan.batches, plan.select_sql)
@@ -171,6 +177,67 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                 store.settle_import(session.source_id, chained)
                 raise
             return session.finish()
+
+
+def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> bool:
+    """Import ``plan``'s table in one pass DuckDB reads itself (:attr:`TablePlan.whole`);
+    False where that pass cannot take it (nothing of it stays: it is read batch by batch)."""
+    whole = plan.whole
+    assert whole is not None
+    done = threading.Event()
+    if options.progress:
+        progress = options.progress
+        threading.Thread(
+            target=_report_progress,
+            args=(session, plan.table, whole.rows, progress, done),
+            name="stepscope-progress",
+            daemon=True,
+        ).start()
+    try:
+        counts = session.add_whole(
+            plan.table, whole.sql, (whole.rows, whole.nbytes), plan.select_sql,
+            plan.derive_parents, progress=options.progress is not None,
+        )  # fmt: skip
+    except (duckdb.Error, NotInOnePass):
+        return False
+    finally:
+        done.set()
+    if options.progress:
+        options.progress(plan.table, counts.read, plan.total)
+    return True
+
+
+PROGRESS_EVERY_S = 0.5
+"""How often a whole table's pass reports its progress."""
+
+
+def _report_progress(
+    session: ImportSession,
+    table: str,
+    rows: int,
+    progress: Callable[[str, int, int | None], None],
+    done: threading.Event,
+) -> None:
+    """Report a whole table's pass as rows, from DuckDB's progress of its statements.
+
+    The pass is two long statements (validation, then the insert, about twice its work),
+    each reporting its own percentage: a drop starts the second. Never the total: the
+    caller reports that when the pass ends."""
+    second, last, shown = False, 0.0, 0
+    while not done.wait(PROGRESS_EVERY_S):
+        try:
+            at = float(session.con.query_progress())
+        except duckdb.Error:
+            return
+        if at < 0:
+            continue
+        second |= at < last - 50
+        last = at
+        share = (1 + 2 * at / 100) / 3 if second else at / 300
+        now = min(rows - 1, int(rows * share))
+        if now > shown:
+            shown = now
+            progress(table, now, rows)
 
 
 @contextlib.contextmanager

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import FlavourError
-from loaders.base import Flavour, SourceReader, TablePlan
+from debugger.store.state_parts import SPLIT_MIN_BYTES
+from loaders.base import BATCH_ROWS, Flavour, SourceReader, TablePlan, WholeTable
 from loaders.filter import Selection
 from loaders.sqlmap import Source, json_guard, projection
 
@@ -128,18 +129,28 @@ class NativeFlavour(Flavour[SourceReader]):
                 for c in TABLE_COLUMNS["checkpoints"]
             }
             reason = json_guard([(payload, schema.field(payload).type)])
+        where = self._where(reader, names.get("run_id"))
         return TablePlan(
             table="checkpoints",
-            batches=reader.scan(
-                "checkpoints",
-                batch_rows=self.batch_rows,
-                where=self._where(reader, names.get("run_id")),
-            ),
+            batches=reader.scan("checkpoints", batch_rows=self.batch_rows, where=where),
             select_sql=projection("checkpoints", sources, schema, reason),
             # rows whose source gives no parent are chained in time order
             derive_parents="parent_id" not in names,
             total=None if self.rows else reader.count("checkpoints"),
+            whole=self._whole(reader, names, where),
         )
+
+    def _whole(
+        self, reader: SourceReader, names: dict[str, str], where: Selection | None
+    ) -> WholeTable | None:
+        """The checkpoints as one table DuckDB reads, where the reader can give it: not for
+        a selection (applied batch by batch), nor where states may be split (they are cut
+        a batch at a time, in Python: ``debugger.store.state_write.cut``), nor when smaller
+        batches than the default were asked for (a bound on memory)."""
+        state = names.get("working_state") or names.get("payload")
+        if where is not None or state is None or self.batch_rows < BATCH_ROWS:
+            return None
+        return reader.whole_table("checkpoints", (state, SPLIT_MIN_BYTES))
 
     def _plain(self, reader: SourceReader, table: str) -> TablePlan:
         schema = reader.schema(table)

@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -20,9 +21,10 @@ import pyarrow.parquet as pq
 
 from debugger.errors import SourceError
 from debugger.store.arrays import int64_range, repeated_text
-from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, aligned_rows
+from loaders.base import BATCH_BYTES, BATCH_ROWS, SourceReader, WholeTable, aligned_rows
 from loaders.filter import Selection
 from loaders.prefetch import prefetched
+from loaders.sqlmap import ident, literal
 
 _READ_BUFFER = 1 << 20
 """Bytes read from a file at a time (a column chunk is not read whole)."""
@@ -173,6 +175,22 @@ def _partition_column(value: str | None, n: int, type_: pa.DataType) -> pa.Array
 TABLE_NAMES = ("checkpoints", "effects", "tool_calls")
 
 
+def _averages_below(group: Any, small: tuple[str, int], footer: pq.ParquetFile) -> bool:
+    """Whether a row group's values of column ``small[0]`` average under ``small[1]``
+    bytes (uncompressed, as its metadata says; a column it lacks: yes)."""
+    name, limit = small
+    names = footer.schema_arrow.names
+    if name not in names or not group.num_rows:
+        return True
+    chunk = group.column(names.index(name))
+    return int(chunk.total_uncompressed_size) < limit * int(group.num_rows)
+
+
+def _bigints(values: list[int]) -> str:
+    """A list of BIGINTs as a SQL literal."""
+    return "[" + ", ".join(f"{v}::BIGINT" for v in values) + "]"
+
+
 def file_key(path: str) -> int:
     """The high bits of the ``_key`` of a file's rows: 31 bits of a hash of its path.
 
@@ -223,6 +241,47 @@ class ParquetReader(SourceReader):
 
     def schema(self, table: str) -> pa.Schema:
         return self._dataset(table).schema
+
+    def whole_table(self, table: str, small: tuple[str, int] | None = None) -> WholeTable | None:
+        """The table as one ``read_parquet`` over its files, when every file has exactly the
+        dataset's columns and types and no partition directory adds any (otherwise each
+        batch is shaped by :func:`_file_batches`, and this is None), and where ``small``'s
+        column averages less than its bytes in every row group. ``_key`` is the row's key
+        as :meth:`scan` gives it (the file's key plus its place in the file), ``_idx`` its
+        place in the table (files in the dataset's order)."""
+        dataset = self._dataset(table)
+        keys, starts, rows, nbytes = [], [], 0, 0
+        try:
+            for part in dataset.files:
+                footer = _footer(part.path)
+                if (
+                    part.partition
+                    or any(ch in part.path for ch in "*?[")  # DuckDB would expand it
+                    or not footer.schema_arrow.equals(dataset.schema)
+                ):
+                    return None
+                meta = footer.metadata
+                for g in range(meta.num_row_groups):
+                    group = meta.row_group(g)
+                    nbytes += int(group.total_byte_size)
+                    if small is not None and not _averages_below(group, small, footer):
+                        return None
+                keys.append(file_key(part.path))
+                starts.append(rows)
+                rows += int(meta.num_rows)
+        except (pa.ArrowInvalid, OSError):
+            return None  # the batches report it
+        if not keys:
+            return None
+        files = ", ".join(literal(part.path) for part in dataset.files)
+        columns = ", ".join(ident(name) for name in dataset.schema.names)
+        at = "[CAST(file_index AS BIGINT) + 1]"
+        sql = (
+            f"SELECT {_bigints(keys)}{at} + file_row_number AS _key, {columns}, "
+            f"{_bigints(starts)}{at} + file_row_number AS _idx "
+            f"FROM read_parquet([{files}], file_row_number = true)"
+        )
+        return WholeTable(sql, rows, nbytes)
 
     def count(self, table: str) -> int | None:
         try:

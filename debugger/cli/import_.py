@@ -98,7 +98,9 @@ def _filtered(filtered: dict[str, Any]) -> str:
 )
 @click.option("--mapping", type=click.Path(), help="TOML mapping file for other table shapes.")
 @click.option("--batch-rows", type=click.IntRange(100), default=16_384, show_default=True,
-              help="Rows per batch at most (memory bound; a power of two is used).")  # fmt: skip
+              help="Rows per batch at most (memory bound; a power of two is used). Below "
+                   "the default, a Parquet source DuckDB could read in one pass is read in "
+                   "batches too.")  # fmt: skip
 @click.option("--run", "runs", multiple=True, metavar="ID",
               help="Only this run (a LangGraph thread); repeatable; globs: * ?")  # fmt: skip
 @click.option("--since", metavar="TIME",

@@ -29,9 +29,15 @@ from debugger.store.insert import (
     typed_with_ids,
 )
 from debugger.store.stage import Prestaged, stage_batch
+from debugger.store.state_parts import SPLIT_MIN_BYTES
 
 RAW_LIMIT = 4096
 """Raw rows kept in quarantine are cut to this many characters."""
+
+
+class NotInOnePass(Exception):
+    """A whole table's pass (:meth:`ImportSession.add_whole`) met states that are split:
+    their cutting reads them all at once, which only a batch bounds."""
 
 
 @dataclass
@@ -70,6 +76,7 @@ def ingest_batch(
     source_id: int,
     location: str,
     prestaged: Prestaged | None = None,
+    whole: bool = False,
 ) -> BatchResult:
     """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
 
@@ -77,12 +84,22 @@ def ingest_batch(
     the import) and created ``_staged`` (its canonical projection); this runs in the
     caller's transaction. ``prestaged`` is the batch's ``_v`` when it was computed on
     another connection (the same rows :func:`stage_sql` gives here); without it, the
-    database must have ``state_hash()`` (the import session registers it).
+    database must have ``state_hash()`` (the import session registers it). ``whole``: the
+    batch is a whole source table, whose split states are not cut here.
 
     Returns:
         The batch's counts and its quarantine reasons.
+
+    Raises:
+        NotInOnePass: ``whole``, and some of the new states would be split.
     """
     read, bad, types = stage_batch(con, table, prestaged)
+    if whole and table == "checkpoints":
+        row = con.execute(
+            f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}"
+        ).fetchone()
+        if row and row[0]:
+            raise NotInOnePass(f"{row[0]} states of {SPLIT_MIN_BYTES} bytes or more")
     found: dict[str, int] = {}
     if bad:
         _quarantine(con, source_id, location, table)

@@ -50,6 +50,13 @@ the next batch the kernel's page faults and zeroing, and putting DuckDB's memory
 is a statement of its own. By the time an
 import has read this much, its batches and DuckDB's cache weigh more than what DuckDB's
 own thresholds keep (128 MB and 512 MB of freed memory)."""
+TRACK_PROGRESS = {
+    "enable_progress_bar": "true",
+    "enable_progress_bar_print": "false",  # tracked for query_progress(), never printed
+    "progress_bar_time": "0",
+}
+"""Settings that have DuckDB track a statement's progress from its start, silently."""
+
 LARGE_IMPORT_BYTES = 256 * 1024 * 1024
 """Source bytes (Arrow) after which an import counts as large."""
 COMMIT_BYTES = 128 * 1024 * 1024
@@ -248,6 +255,59 @@ class ImportSession:
             self.reasons.update(result.reasons)
         self.counts[table] = plus(self.counts.get(table, TableCounts()), c)
         return c
+
+    def add_whole(
+        self,
+        table: str,
+        sql: str,
+        size: tuple[int, int],
+        select_sql: str,
+        derive_parents: bool = False,
+        progress: bool = False,
+    ) -> TableCounts:
+        """Ingest a whole source table that DuckDB reads itself, in one transaction.
+
+        ``sql`` is a SELECT of the source rows with ``_key`` and ``_idx`` (each row's
+        0-based place in the table), ``size`` their number and bytes; it becomes ``_raw`` (with
+        ``_pos``), and the statements a batch gets (:func:`~debugger.store.ingest.ingest_batch`:
+        validation and hashes, quarantine, dedup, insert) run once over all of it, on
+        DuckDB's threads: no batch goes through Python. Committed here; on any error
+        nothing of it stays, and the caller reads the table batch by batch instead.
+        ``progress``: DuckDB tracks each statement's progress, for ``con.query_progress()``
+        (:data:`TRACK_PROGRESS`, restored with the other settings).
+
+        Raises:
+            duckdb.Error: DuckDB could not read or store the rows (rolled back).
+            NotInOnePass: some states would be split (rolled back).
+        """
+        con = self.con
+        rows, nbytes = size
+        self.commit()
+        if self._read_bytes < LARGE_IMPORT_BYTES <= self._read_bytes + nbytes:
+            self._change(LARGE_IMPORT_SETTINGS)
+        if progress:
+            with contextlib.suppress(duckdb.Error):  # under Jupyter DuckDB may refuse it
+                self._change(TRACK_PROGRESS)
+        con.execute("BEGIN")
+        self._open = True
+        try:
+            con.execute(
+                "CREATE OR REPLACE TEMP VIEW _raw AS SELECT * EXCLUDE (_idx), "
+                f"_idx + {self._next_pos} AS _pos FROM ({sql})"
+            )
+            con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {select_sql}")
+            result = ingest_batch(con, table, self.source_id, self.location, whole=True)
+            con.execute("DROP VIEW IF EXISTS _staged; DROP VIEW IF EXISTS _raw")
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+        self._next_pos += rows
+        self._read_bytes += nbytes
+        self._derive_parents |= derive_parents
+        self.reasons.update(result.reasons)
+        self.counts[table] = plus(self.counts.get(table, TableCounts()), result.counts)
+        return result.counts
 
     def _whole_groups(self) -> bool:
         """True when the open transaction has inserted checkpoint rows that fill whole row

@@ -1,0 +1,230 @@
+"""A Parquet table DuckDB reads itself, in one pass (``ImportSession.add_whole``), stores
+exactly what the batch-by-batch import stores: the same checkpoints, keys, runs, quarantine
+records and counts, on a fresh store, on a re-import and on a grown source; and where that
+pass cannot take a table (a state to split, a file DuckDB cannot read) the import reads it
+batch by batch, with the same result.
+
+Real Parquet files written by pyarrow, real DuckDB stores; the batch path is the same import
+with the one-pass plan withheld (``NativeFlavour._whole``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from debugger.errors import SourceError
+from debugger.model import ImportReport
+from debugger.store import Store
+from debugger.store.session import ImportSession
+from debugger.store.state_parts import SPLIT_MIN_BYTES
+from loaders import ImportOptions, import_source
+from loaders.native import NativeFlavour
+from tests.fixtures.native import COLUMNS, native_rows
+
+GOOD = native_rows(4, 6)
+
+
+def _bad(step: Any, **changes: Any) -> dict[str, Any]:
+    return {**GOOD[0], "run_id": "run-bad", "step_index": step, **changes}
+
+
+BAD = [
+    _bad(10, working_state='{"a": 1'),
+    _bad(11, working_state=None),
+    _bad(12, run_id=None),
+    _bad(None),
+    _bad(13, tokens_spent=-5),
+    _bad("abc"),
+    _bad("12.5"),
+    _bad(str(2**32)),
+    _bad(14, created_at="yesterday"),
+    _bad(15, pending_effects='{"x": 1}'),
+    _bad(16, metadata="[1, 2]"),
+]
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    """All columns as text, as an export without a schema writes them: every value,
+    however wrong, has a place, and validation finds it."""
+    table = pa.table(
+        {c: pa.array([None if r.get(c) is None else str(r[c]) for r in rows], pa.string())
+         for c in COLUMNS}
+    )  # fmt: skip
+    pq.write_table(table, path, row_group_size=7)
+
+
+def _source(directory: Path, rows: list[dict[str, Any]]) -> Path:
+    """Two files of one dataset (a glob), the rows split between them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    half = len(rows) // 2
+    _write(directory / "part-0.parquet", rows[:half])
+    _write(directory / "part-1.parquet", rows[half:])
+    return directory / "part-*.parquet"
+
+
+def _import(
+    monkeypatch: pytest.MonkeyPatch,
+    store: Path,
+    source: Path,
+    whole: bool,
+    taken: list[bool] | None = None,
+    **options: Any,
+) -> tuple[ImportReport, list[bool]]:
+    """Import ``source``; with ``whole`` False the one-pass plan is withheld. Returns the
+    report and, for each one-pass attempt, whether it took the table (also in ``taken``)."""
+    taken = [] if taken is None else taken
+    real = ImportSession.add_whole
+
+    def spied(self: ImportSession, *args: Any, **kwargs: Any) -> Any:
+        try:
+            counts = real(self, *args, **kwargs)
+        except Exception:
+            taken.append(False)
+            raise
+        taken.append(True)
+        return counts
+
+    with monkeypatch.context() as m:
+        m.setattr(ImportSession, "add_whole", spied)
+        if not whole:
+            m.setattr(NativeFlavour, "_whole", staticmethod(lambda *a: None))
+        with Store.open(store, read_only=False) as s:
+            report = import_source(s, str(source), ImportOptions(**options))
+    return report, taken
+
+
+def _content(store: Path) -> dict[str, list[tuple[Any, ...]]]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        return {
+            name: con.execute(sql).fetchall()
+            for name, sql in {
+                "rows": "SELECT * EXCLUDE (source_id) FROM checkpoint_rows ORDER BY ckpt_key",
+                "view": "SELECT * EXCLUDE (source_id) FROM checkpoints "
+                "ORDER BY run_id, step_index, checkpoint_id",
+                "runs": "SELECT * FROM runs ORDER BY run_id",
+                "run_keys": "SELECT * FROM run_keys ORDER BY run_num",
+                "quarantine": "SELECT * EXCLUDE (quarantined_at) FROM quarantine "
+                "ORDER BY source_key, reason",
+                "sources": "SELECT source_id, kind, flavour, rows_read, imported, "
+                "already_present, quarantined FROM sources ORDER BY source_id",
+            }.items()
+        }
+    finally:
+        con.close()
+
+
+def _counts(report: ImportReport) -> tuple[Any, ...]:
+    t = report.total
+    return t.read, t.imported, t.updated, t.already_present, t.quarantined
+
+
+def test_one_pass_stores_what_the_batches_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [*GOOD, *BAD, GOOD[3], GOOD[9]]  # two rows twice: kept once
+    source = _source(tmp_path / "src", rows)
+    results = {}
+    for whole in (True, False):
+        store = tmp_path / f"{whole}.duckdb"
+        report, taken = _import(monkeypatch, store, source, whole)
+        assert taken == ([True] if whole else [])
+        results[whole] = (
+            _counts(report),
+            dict(report.quarantine_reasons),
+            report.runs_touched,
+            _content(store),
+        )
+    counts, reasons, _, content = results[True]
+    assert counts == (len(rows), len(GOOD), 0, 2, len(BAD))
+    assert sum(reasons.values()) == len(BAD)
+    assert content["quarantine"] and len(content["view"]) == len(GOOD)
+    assert results[True] == results[False]
+
+
+def test_a_reimport_and_a_grown_source_match_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _source(tmp_path / "v1", [*GOOD[:12], *BAD[:3]])
+    changed = dict(GOOD[5], working_state=json.dumps({"step": 5, "changed": True}))
+    grown = [*GOOD[:5], changed, *GOOD[6:], *BAD[:3]]
+    second = _source(tmp_path / "v2", grown)
+    results = {}
+    for whole in (True, False):
+        store = tmp_path / f"{whole}.duckdb"
+        _import(monkeypatch, store, first, whole)
+        again, _ = _import(monkeypatch, store, first, whole)
+        assert _counts(again) == (15, 0, 0, 12, 3)  # all there already, quarantine not doubled
+        report, taken = _import(monkeypatch, store, second, whole)
+        assert taken == ([True] if whole else [])
+        results[whole] = (_counts(report), _content(store))
+    # a changed state is a new checkpoint (its id is derived from its content)
+    assert results[True][0] == (len(grown), len(GOOD) - 12 + 1, 0, 11, 3)
+    assert results[True] == results[False]
+
+
+def test_a_state_to_split_sends_the_table_to_the_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One large state among small ones: the row groups' sizes let the pass start, the
+    state stops it (its cutting needs a batch's bounds), and the batches store it split."""
+    big = {"step": 2, "notes": [f"note {i} " + "x" * 200 for i in range(40)]}
+    rows = [dict(r) for r in GOOD]
+    rows[2]["working_state"] = json.dumps(big)
+    assert len(rows[2]["working_state"]) >= SPLIT_MIN_BYTES
+    source = _source(tmp_path / "src", rows)
+    results = {}
+    for whole in (True, False):
+        store = tmp_path / f"{whole}.duckdb"
+        report, taken = _import(monkeypatch, store, source, whole)
+        assert taken == ([False] if whole else [])
+        results[whole] = (_counts(report), _content(store))
+    assert results[True] == results[False]
+    with Store.open(tmp_path / "True.duckdb", read_only=True) as s:
+        ckpt = s.checkpoint("run-0", 2)
+        assert ckpt is not None and ckpt.working_state == big
+
+
+def test_a_file_duckdb_cannot_read_goes_batch_by_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data page overwritten with noise (the footer intact): the pass fails and leaves
+    nothing, and the batches fail as an import that never tried the pass fails (their
+    message, the rows they keep)."""
+    results = {}
+    for whole in (True, False):
+        source = tmp_path / f"src-{whole}"
+        source.mkdir()
+        path = source / "part-0.parquet"
+        _write(path, GOOD)  # row groups of 7 rows
+        page = pq.ParquetFile(path).metadata.row_group(2).column(COLUMNS.index("working_state"))
+        with path.open("r+b") as f:
+            f.seek(page.data_page_offset)
+            f.write(b"\xde\xad" * 64)
+        store = tmp_path / f"{whole}.duckdb"
+        taken: list[bool] = []
+        with pytest.raises(SourceError) as failed:
+            _import(monkeypatch, store, source / "part-*.parquet", whole, taken)
+        assert taken == ([False] if whole else [])
+        results[whole] = (str(failed.value).replace(str(source), "SRC"), _content(store))
+    assert results[True] == results[False]
+    assert "the file may be corrupt" in results[True][0]
+
+
+def test_progress_rises_to_the_total(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _source(tmp_path / "src", GOOD)
+    seen: list[tuple[str, int, int | None]] = []
+    report, taken = _import(
+        monkeypatch, tmp_path / "s.duckdb", source, True,
+        progress=lambda table, done, total: seen.append((table, done, total)),
+    )  # fmt: skip
+    assert taken == [True] and report.total.imported == len(GOOD)
+    done = [n for table, n, _ in seen if table == "checkpoints"]
+    assert done == sorted(done) and done[-1] == len(GOOD)
