@@ -228,3 +228,26 @@ def test_progress_rises_to_the_total(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert taken == [True] and report.total.imported == len(GOOD)
     done = [n for table, n, _ in seen if table == "checkpoints"]
     assert done == sorted(done) and done[-1] == len(GOOD)
+
+
+def test_large_states_never_start_the_pass(tmp_path: Path) -> None:
+    """Row groups whose states average the split size or more are read batch by batch from
+    the start (their cutting needs a batch's bounds), as are partitioned datasets."""
+    from loaders.parquet import ParquetReader
+
+    rows = [
+        dict(r, working_state=json.dumps({"i": i, "text": f"{i} y" * SPLIT_MIN_BYTES}))
+        for i, r in enumerate(GOOD)
+    ]  # each its own (repeated values are stored once, and their size counted once)
+    large = _source(tmp_path / "large", rows)
+    small = _source(tmp_path / "small", GOOD)
+    plans = {}
+    for name, source in (("large", large), ("small", small)):
+        reader = ParquetReader(str(source))
+        plans[name] = next(NativeFlavour().plans(reader)).whole
+    assert plans["large"] is None
+    assert plans["small"] is not None and plans["small"].rows == len(GOOD)
+    hive = tmp_path / "hive" / "day=2026-11-01"
+    hive.mkdir(parents=True)
+    _write(hive / "part-0.parquet", GOOD)
+    assert next(NativeFlavour().plans(ParquetReader(str(tmp_path / "hive")))).whole is None
