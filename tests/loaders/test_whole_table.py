@@ -126,22 +126,29 @@ def _counts(report: ImportReport) -> tuple[Any, ...]:
     return t.read, t.imported, t.updated, t.already_present, t.quarantined
 
 
+def _both_ways(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: Path, taken: list[bool]
+) -> dict[bool, tuple[ImportReport, dict[str, list[tuple[Any, ...]]]]]:
+    """``source`` imported into a new store in one pass (which must be ``taken`` so) and
+    batch by batch: each way's report and store content."""
+    results = {}
+    for whole in (True, False):
+        store = tmp_path / f"{whole}.duckdb"
+        report, took = _import(monkeypatch, store, source, whole)
+        assert took == (taken if whole else [])
+        results[whole] = (report, _content(store))
+    return results
+
+
 def test_one_pass_stores_what_the_batches_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = [*GOOD, *BAD, GOOD[3], GOOD[9]]  # two rows twice: kept once
-    source = _source(tmp_path / "src", rows)
-    results = {}
-    for whole in (True, False):
-        store = tmp_path / f"{whole}.duckdb"
-        report, taken = _import(monkeypatch, store, source, whole)
-        assert taken == ([True] if whole else [])
-        results[whole] = (
-            _counts(report),
-            dict(report.quarantine_reasons),
-            report.runs_touched,
-            _content(store),
-        )
+    ways = _both_ways(monkeypatch, tmp_path, _source(tmp_path / "src", rows), [True])
+    results = {
+        whole: (_counts(r), dict(r.quarantine_reasons), r.runs_touched, content)
+        for whole, (r, content) in ways.items()
+    }
     counts, reasons, _, content = results[True]
     assert counts == (len(rows), len(GOOD), 0, 2, len(BAD))
     assert sum(reasons.values()) == len(BAD)
@@ -179,14 +186,8 @@ def test_a_state_to_split_sends_the_table_to_the_batches(
     rows = [dict(r) for r in GOOD]
     rows[2]["working_state"] = json.dumps(big)
     assert len(rows[2]["working_state"]) >= SPLIT_MIN_BYTES
-    source = _source(tmp_path / "src", rows)
-    results = {}
-    for whole in (True, False):
-        store = tmp_path / f"{whole}.duckdb"
-        report, taken = _import(monkeypatch, store, source, whole)
-        assert taken == ([False] if whole else [])
-        results[whole] = (_counts(report), _content(store))
-    assert results[True] == results[False]
+    ways = _both_ways(monkeypatch, tmp_path, _source(tmp_path / "src", rows), [False])
+    assert _counts(ways[True][0]) == _counts(ways[False][0]) and ways[True][1] == ways[False][1]
     with Store.open(tmp_path / "True.duckdb", read_only=True) as s:
         ckpt = s.checkpoint("run-0", 2)
         assert ckpt is not None and ckpt.working_state == big
