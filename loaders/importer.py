@@ -185,14 +185,15 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
     whole = plan.whole
     assert whole is not None
     done = threading.Event()
+    reporter = None
     if options.progress:
-        progress = options.progress
-        threading.Thread(
+        reporter = threading.Thread(
             target=_report_progress,
-            args=(session, plan.table, whole.rows, progress, done),
+            args=(session, plan.table, whole.rows, options.progress, done),
             name="stepscope-progress",
             daemon=True,
-        ).start()
+        )
+        reporter.start()
     try:
         counts = session.add_whole(
             plan.table, whole.sql, (whole.rows, whole.nbytes), plan.select_sql,
@@ -202,6 +203,8 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
         return False
     finally:
         done.set()
+        if reporter is not None:  # no report of its after the last one below
+            reporter.join()
     if options.progress:
         options.progress(plan.table, counts.read, plan.total)
     return True

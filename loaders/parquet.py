@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import itertools
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -273,7 +274,8 @@ class ParquetReader(SourceReader):
             return None  # the batches report it
         if not keys:
             return None
-        files = ", ".join(literal(part.path) for part in dataset.files)
+        # absolute: DuckDB would read a leading ~ as the home directory
+        files = ", ".join(literal(os.path.abspath(part.path)) for part in dataset.files)
         columns = ", ".join(ident(name) for name in dataset.schema.names)
         at = "[CAST(file_index AS BIGINT) + 1]"
         sql = (
