@@ -50,13 +50,17 @@ BAD = [
 ]
 
 
+ODD_COLUMN = 'we"ird col; DROP TABLE runs'
+"""An extra column the import ignores, named to break a statement that quoted it badly."""
+
+
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     """All columns as text, as an export without a schema writes them: every value,
-    however wrong, has a place, and validation finds it."""
+    however wrong, has a place, and validation finds it; and one extra column."""
     table = pa.table(
         {c: pa.array([None if r.get(c) is None else str(r[c]) for r in rows], pa.string())
          for c in COLUMNS}
-    )  # fmt: skip
+    ).append_column(ODD_COLUMN, pa.array(["x"] * len(rows)))  # fmt: skip
     pq.write_table(table, path, row_group_size=7)
 
 
@@ -144,7 +148,8 @@ def test_one_pass_stores_what_the_batches_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = [*GOOD, *BAD, GOOD[3], GOOD[9]]  # two rows twice: kept once
-    ways = _both_ways(monkeypatch, tmp_path, _source(tmp_path / "src", rows), [True])
+    folder = tmp_path / "it's a 'src', ~ and all"  # quoted in the statement as a path
+    ways = _both_ways(monkeypatch, tmp_path, _source(folder, rows), [True])
     results = {
         whole: (_counts(r), dict(r.quarantine_reasons), r.runs_touched, content)
         for whole, (r, content) in ways.items()
