@@ -223,19 +223,19 @@ def _report_progress(
 ) -> None:
     """Report a whole table's pass as rows, from DuckDB's progress of its statements.
 
-    The pass is two long statements (validation, then the insert, about twice its work),
-    each reporting its own percentage: a drop starts the second. Never the total: the
-    caller reports that when the pass ends."""
-    second, last, shown = False, 0.0, 0
+    The pass is two long statements, validation then the insert (about twice its work),
+    each reporting its own percentage (a join's moves in steps); the session says when
+    the second begins. Never the total: the caller reports that when the pass ends."""
+    shown = 0
     while not done.wait(PROGRESS_EVERY_S):
         try:
             at = float(session.con.query_progress())
         except duckdb.Error:
             return
-        if at < 0:
+        second = session.whole_validated
+        if at < 0 and not second:
             continue
-        second |= at < last - 50
-        last = at
+        at = max(at, 0.0)
         share = (1 + 2 * at / 100) / 3 if second else at / 300
         now = min(rows - 1, int(rows * share))
         if now > shown:

@@ -15,6 +15,7 @@ returned so the report can show ``read = imported + updated + already present + 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -77,6 +78,7 @@ def ingest_batch(
     location: str,
     prestaged: Prestaged | None = None,
     whole: bool = False,
+    staged: Callable[[], None] | None = None,
 ) -> BatchResult:
     """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
 
@@ -85,7 +87,8 @@ def ingest_batch(
     caller's transaction. ``prestaged`` is the batch's ``_v`` when it was computed on
     another connection (the same rows :func:`stage_sql` gives here); without it, the
     database must have ``state_hash()`` (the import session registers it). ``whole``: the
-    batch is a whole source table, whose split states are not cut here.
+    batch is a whole source table, whose split states are not cut here; ``staged`` is
+    called once it is validated (the insert follows: a progress report's cue).
 
     Returns:
         The batch's counts and its quarantine reasons.
@@ -100,6 +103,8 @@ def ingest_batch(
         ).fetchone()
         if row and row[0]:
             raise NotInOnePass(f"{row[0]} states of {SPLIT_MIN_BYTES} bytes or more")
+    if staged is not None:
+        staged()
     found: dict[str, int] = {}
     if bad:
         _quarantine(con, source_id, location, table)

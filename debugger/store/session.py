@@ -111,6 +111,8 @@ class ImportSession:
         self._uncommitted_rows = 0
         """Checkpoint rows inserted by the open transaction."""
         self._stager: duckdb.DuckDBPyConnection | None = None
+        self.whole_validated = False
+        """In :meth:`add_whole`: the table is validated, its insert runs."""
         self._owns_hash = False
         self._owns_depth = False
         row = con.execute("SELECT coalesce(max(ckpt_key), 0) FROM checkpoint_rows").fetchone()
@@ -274,7 +276,8 @@ class ImportSession:
         DuckDB's threads: no batch goes through Python. Committed here; on any error
         nothing of it stays, and the caller reads the table batch by batch instead.
         ``progress``: DuckDB tracks each statement's progress, for ``con.query_progress()``
-        (:data:`TRACK_PROGRESS`, restored with the other settings).
+        (:data:`TRACK_PROGRESS`, restored with the other settings); :attr:`whole_validated`
+        turns True when the validation is done and the insert begins.
 
         Raises:
             duckdb.Error: DuckDB could not read or store the rows (rolled back).
@@ -296,7 +299,11 @@ class ImportSession:
                 f"_idx + {self._next_pos} AS _pos FROM ({sql})"
             )
             con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {select_sql}")
-            result = ingest_batch(con, table, self.source_id, self.location, whole=True)
+            self.whole_validated = False
+            result = ingest_batch(
+                con, table, self.source_id, self.location, whole=True,
+                staged=lambda: setattr(self, "whole_validated", True),
+            )  # fmt: skip
             con.execute("DROP VIEW IF EXISTS _staged; DROP VIEW IF EXISTS _raw")
             self.commit()
         except BaseException:
