@@ -6,8 +6,9 @@ is ``IPPROTO_TCP``, so every connection of the app runs with Nagle's algorithm. 
 writes an answer's headers and its body separately; the body then waits for the browser
 to acknowledge the headers, and the browser delays that acknowledgement by 40 ms. Measured
 on a kept-alive connection: each static file or health check after the first took 44 ms
-instead of ~1 ms, and a first visit, whose ~90 front-end files go over six connections,
-spent ~0.6 s waiting on it; the websocket's messages (each a separate write) waited too.
+instead of ~0.3 ms; a first visit's ~90 front-end files, over six connections, arrived over
+~0.75 s instead of ~0.45 s, and its first page was drawn 0.24 s later (benchmarks/README.md,
+App start); the websocket's messages (each a separate write) waited too.
 
 Accepted sockets inherit ``TCP_NODELAY`` from the listening one (Linux and the BSDs), so it
 is set there once, from the app's lifespan, which runs before uvicorn accepts a connection.
