@@ -6,11 +6,13 @@ sessions wait while the store is open for writing.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from debugger.errors import StepscopeError
 from debugger.pages_data.imports import (
@@ -41,8 +43,13 @@ TITLE, ICON, URL = page_labels(__name__)
 
 def _progress_bar() -> Any:
     bar = st.progress(0.0, text="Starting the import…")
+    run = get_script_run_ctx()
 
     def report(table: str, done: int, total: int | None) -> None:
+        # a one-pass Parquet import reports from a thread of its own: the bar is this
+        # script run's, so that thread draws it as the run (without, Streamlit drops it)
+        if get_script_run_ctx(suppress_warning=True) is None and run is not None:
+            add_script_run_ctx(threading.current_thread(), run)
         share, text = progress(table, done, total)
         bar.progress(share, text=text)
 

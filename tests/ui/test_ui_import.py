@@ -90,3 +90,28 @@ def test_import_a_postgres_url(tmp_path: Path) -> None:
     page = texts(at)
     assert "read 6 rows = 6 imported + 0 already present + 0 quarantined" in page
     assert "postgres (native)" in page and "password" not in page
+
+
+PROGRESS_FROM_A_THREAD = """
+import threading
+from debugger.ui.imports import _progress_bar
+
+report = _progress_bar()
+reporter = threading.Thread(target=report, args=("checkpoints", 5, 10))
+reporter.start()
+reporter.join()
+"""
+
+
+def test_the_progress_bar_moves_when_the_import_reports_from_a_thread() -> None:
+    """A one-pass Parquet import reports its progress from a thread of its own: the page's
+    bar takes it (without the script run's context Streamlit refused it, and that thread
+    stopped reporting)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(PROGRESS_FROM_A_THREAD)
+    at.run()
+    assert not at.exception
+    bars = [e.proto for e in at.get("progress")]
+    assert len(bars) == 1
+    assert bars[0].value == 50 and bars[0].text == "checkpoints: 5 of 10 rows"
