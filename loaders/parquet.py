@@ -176,15 +176,19 @@ def _partition_column(value: str | None, n: int, type_: pa.DataType) -> pa.Array
 TABLE_NAMES = ("checkpoints", "effects", "tool_calls")
 
 
-def _averages_below(group: Any, small: tuple[str, int], footer: pq.ParquetFile) -> bool:
+def _averages_below(group: Any, small: tuple[str, int]) -> bool:
     """Whether a row group's values of column ``small[0]`` average under ``small[1]``
-    bytes (uncompressed, as its metadata says; a column it lacks: yes)."""
+    bytes (uncompressed, as its metadata says). Its chunk is found by name: the chunks are
+    the schema's leaves, a nested column before it has several. A column the file lacks:
+    yes; one that is nested itself: no (its size is not one chunk's)."""
     name, limit = small
-    names = footer.schema_arrow.names
-    if name not in names or not group.num_rows:
+    if not group.num_rows:
         return True
-    chunk = group.column(names.index(name))
-    return int(chunk.total_uncompressed_size) < limit * int(group.num_rows)
+    chunks = [group.column(i) for i in range(group.num_columns)]
+    for chunk in chunks:
+        if chunk.path_in_schema == name:
+            return int(chunk.total_uncompressed_size) < limit * int(group.num_rows)
+    return not any(c.path_in_schema.startswith(f"{name}.") for c in chunks)
 
 
 def _bigints(values: list[int]) -> str:
@@ -265,7 +269,7 @@ class ParquetReader(SourceReader):
                 for g in range(meta.num_row_groups):
                     group = meta.row_group(g)
                     nbytes += int(group.total_byte_size)
-                    if small is not None and not _averages_below(group, small, footer):
+                    if small is not None and not _averages_below(group, small):
                         return None
                 keys.append(file_key(part.path))
                 starts.append(rows)

@@ -253,6 +253,13 @@ def test_large_states_never_start_the_pass(tmp_path: Path) -> None:
         plans[name] = next(NativeFlavour().plans(reader)).whole
     assert plans["large"] is None
     assert plans["small"] is not None and plans["small"].rows == len(GOOD)
+    # a nested column first: the file's column chunks no longer line up with its fields
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    table = pq.read_table(tmp_path / "large" / "part-0.parquet")
+    extra = pa.array([{"a": 1, "b": "x", "c": 2.0}] * table.num_rows)
+    pq.write_table(table.add_column(0, "extra", extra), nested / "part-0.parquet")
+    assert next(NativeFlavour().plans(ParquetReader(str(nested)))).whole is None
     hive = tmp_path / "hive" / "day=2026-11-01"
     hive.mkdir(parents=True)
     _write(hive / "part-0.parquet", GOOD)
