@@ -264,3 +264,23 @@ def test_large_states_never_start_the_pass(tmp_path: Path) -> None:
     hive.mkdir(parents=True)
     _write(hive / "part-0.parquet", GOOD)
     assert next(NativeFlavour().plans(ParquetReader(str(tmp_path / "hive")))).whole is None
+
+
+def test_a_parquet_file_duckdb_wrote_matches_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export made with DuckDB's ``COPY ... TO`` (its own writer, typed columns, one row
+    group), as a person turns a SQLite checkpoint table into Parquet."""
+    source = tmp_path / "export"
+    source.mkdir()
+    _write(tmp_path / "text.parquet", [*GOOD, *BAD[:2]])
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * EXCLUDE (step_index), TRY_CAST(step_index AS BIGINT) AS step_index "
+        f"FROM read_parquet('{tmp_path / 'text.parquet'}')) "
+        f"TO '{source / 'checkpoints.parquet'}' (FORMAT parquet)"
+    )
+    con.close()
+    ways = _both_ways(monkeypatch, tmp_path, source / "checkpoints.parquet", [True])
+    assert _counts(ways[True][0]) == (len(GOOD) + 2, len(GOOD), 0, 0, 2)
+    assert _counts(ways[True][0]) == _counts(ways[False][0]) and ways[True][1] == ways[False][1]
