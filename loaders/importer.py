@@ -7,6 +7,7 @@ and is what :func:`loaders.import_source` and the CLI call.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import importlib
 import os
@@ -22,8 +23,9 @@ from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.gil import switch_interval
 from debugger.model import ImportReport
 from debugger.store import Store
+from debugger.store.batch import StagedBatch, gatherable
 from debugger.store.ingest import NotInOnePass
-from loaders.base import Flavour, ImportOptions, SourceReader, TablePlan
+from loaders.base import Flavour, ImportOptions, ProgressFn, SourceReader, TablePlan
 from loaders.filter import RunFilter
 from loaders.prefetch import prefetched
 
@@ -144,6 +146,8 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
     from loaders.registry import open_reader
 
     options = options or ImportOptions()
+    if options.progress is not None:
+        options = dataclasses.replace(options, progress=_never_back(options.progress))
     with (
         _fewer_collections(),
         switch_interval(SWITCH_INTERVAL),
@@ -164,8 +168,12 @@ def import_source(store: Store, source: str, options: ImportOptions | None = Non
                             continue
                         seen = 0
                         # the next batch is validated on a thread while this one is inserted
-                        staged = session.staged(plan.table, plan.batches, plan.select_sql)
-                        for batch in prefetched(staged):
+                        staged = prefetched(
+                            session.staged(plan.table, plan.batches, plan.select_sql)
+                        )
+                        if plan.gather:
+                            staged = _gathered(session, plan, staged, options)
+                        for batch in staged:
                             counts = session.add_staged(batch, plan.derive_parents)
                             seen += counts.read
                             if options.progress:
@@ -184,30 +192,105 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
     False where that pass cannot take it (nothing of it stays: it is read batch by batch)."""
     whole = plan.whole
     assert whole is not None
-    done = threading.Event()
-    reporter = None
-    if options.progress:
-        reporter = threading.Thread(
-            target=_report_progress,
-            args=(session, plan.table, whole.rows, options.progress, done),
-            name="stepscope-progress",
-            daemon=True,
-        )
-        reporter.start()
     try:
-        counts = session.add_whole(
-            plan.table, whole.sql, (whole.rows, whole.nbytes), plan.select_sql,
-            plan.derive_parents, progress=options.progress is not None,
-        )  # fmt: skip
+        with _reporting(session, plan.table, whole.rows, options):
+            counts = session.add_whole(
+                plan.table, whole.sql, (whole.rows, whole.nbytes), plan.select_sql,
+                plan.derive_parents, progress=options.progress is not None,
+            )  # fmt: skip
     except (duckdb.Error, NotInOnePass):
         return False
-    finally:
-        done.set()
-        if reporter is not None:  # no report of its after the last one below
-            reporter.join()
     if options.progress:
         options.progress(plan.table, counts.read, plan.total)
     return True
+
+
+GATHER_MAX_BYTES = 512 * 1024 * 1024
+"""Source rows (Arrow) held to be inserted in one pass (:func:`_gathered`); a table larger
+than this is added batch by batch, in bounded memory."""
+
+
+def _gathered(
+    session: ImportSession,
+    plan: TablePlan,
+    batches: Iterator[StagedBatch],
+    options: ImportOptions,
+) -> Iterator[StagedBatch]:
+    """Hold ``plan``'s staged batches and insert them in one pass when the table allows it
+    (:attr:`TablePlan.gather`); yield those left to add one by one.
+
+    The batches are read and validated on threads meanwhile, as batch by batch; what the
+    pass gains is the insert, which writes the table's row groups on all of DuckDB's
+    threads where a batch's insert writes on one (benchmarks/README.md, Import). Held
+    batches are given back, in order, as soon as one cannot join them (a state to split,
+    another shape, more than :data:`GATHER_MAX_BYTES`), or when the pass fails (rolled
+    back: nothing of it stays)."""
+    held: list[StagedBatch] = []
+    nbytes = rows = 0
+    try:
+        for batch in batches:
+            held.append(batch)
+            nbytes += batch.raw.nbytes
+            if nbytes > GATHER_MAX_BYTES or not gatherable([held[0], batch]):
+                yield from held
+                yield from batches
+                return
+            rows += batch.raw.num_rows
+            if options.progress:  # a third of the work: the insert is the rest
+                options.progress(plan.table, rows // 3, plan.total)
+    except StepscopeError:
+        # a source that fails part-way keeps what was read before the failure
+        yield from held
+        raise
+    if not held:
+        return
+    try:
+        with _reporting(session, plan.table, rows, options):
+            counts = session.add_gathered(
+                held, plan.derive_parents, progress=options.progress is not None
+            )
+    except (duckdb.Error, NotInOnePass):
+        yield from held
+        return
+    if options.progress:
+        options.progress(plan.table, counts.read, plan.total)
+
+
+@contextlib.contextmanager
+def _reporting(
+    session: ImportSession, table: str, rows: int, options: ImportOptions
+) -> Iterator[None]:
+    """Report a one-pass import's progress from a thread while the block runs
+    (:func:`_report_progress`); no report of the thread's comes after the block."""
+    if options.progress is None:
+        yield
+        return
+    done = threading.Event()
+    reporter = threading.Thread(
+        target=_report_progress,
+        args=(session, table, rows, options.progress, done),
+        name="stepscope-progress",
+        daemon=True,
+    )
+    reporter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        reporter.join()
+
+
+def _never_back(progress: ProgressFn) -> ProgressFn:
+    """``progress``, never told fewer rows of a table than it was told before: batches held
+    for one pass and then added one by one (:func:`_gathered`) count again from the first."""
+    shown: dict[str, int] = {}
+
+    def report(table: str, rows: int, total: int | None) -> None:
+        if rows >= shown.get(table, 0):
+            shown[table] = rows
+            progress(table, rows, total)
+
+    return report
 
 
 PROGRESS_EVERY_S = 0.5

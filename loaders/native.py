@@ -138,6 +138,7 @@ class NativeFlavour(Flavour[SourceReader]):
             derive_parents="parent_id" not in names,
             total=None if self.rows else reader.count("checkpoints"),
             whole=self._whole(reader, names, where),
+            gather=self.batch_rows >= BATCH_ROWS,
         )
 
     def _whole(

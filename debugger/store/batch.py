@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pyarrow as pa
 
 from debugger.contract import UNDECODABLE
 from debugger.model import TableCounts
+from debugger.store import arrays
 from debugger.store.stage import Prestaged
+from debugger.store.state_parts import SPLIT_MIN_BYTES
 
 SCAN_SLICE_ROWS = 2048
 """Rows per slice of a batch handed to DuckDB (one vector; slices are scanned in parallel)."""
@@ -74,3 +77,40 @@ def plus(a: TableCounts, b: TableCounts) -> TableCounts:
         quarantined=a.quarantined + b.quarantined,
         updated=a.updated + b.updated,
     )
+
+
+def gatherable(batches: list[StagedBatch]) -> bool:
+    """True when ``batches`` can go into the store with one insert
+    (:meth:`~debugger.store.session.ImportSession.add_gathered`): one table's, each one
+    validated and hashed ahead with the same column types, of one shape, and none with a
+    state to split (states are cut a batch at a time: ``debugger.store.state_write``)."""
+    if not batches or any(b.prestaged is None for b in batches):
+        return False
+    first = batches[0]
+    assert first.prestaged is not None
+    return all(
+        b.table == first.table
+        and b.select_sql == first.select_sql
+        and b.raw.schema.equals(first.raw.schema)
+        and b.prestaged is not None
+        and b.prestaged.types == first.prestaged.types
+        and not splits(b.prestaged)
+        for b in batches
+    )
+
+
+def splits(prestaged: Prestaged) -> bool:
+    """True when some state of a validated batch is one to cut into parts."""
+    rows = prestaged.rows
+    if "state_bytes" not in rows.schema.names or not rows.num_rows:
+        return False
+    for chunk in rows.column("state_bytes").chunks:
+        if len(chunk) == chunk.null_count:
+            continue
+        # from the buffer: to_numpy() of a column with NULLs would import pandas
+        at = chunk.offset
+        sizes = np.frombuffer(chunk.buffers()[1], np.int64)[at : at + len(chunk)]
+        valid = arrays.validity(chunk)
+        if (sizes[valid] if valid is not None else sizes).max(initial=0) >= SPLIT_MIN_BYTES:
+            return True
+    return False

@@ -174,9 +174,11 @@ def insert_checkpoints(
     ).fetchone()
     filters = ""
     if row and row[0]:
-        # the same checkpoint twice in the batch: the first (in source order) is kept
+        # the same checkpoint twice in the batch: the first read is kept, as when the two
+        # are in different batches (by _pos, the import's order: a key need not follow it,
+        # a Parquet file's keys start from a hash of its path)
         filters += (
-            " AND v._key IN (SELECT min(_key) FROM _v WHERE _why IS NULL "
+            " AND v._pos IN (SELECT min(_pos) FROM _v WHERE _why IS NULL "
             "GROUP BY run_id, checkpoint_id)"
         )
     updated = 0

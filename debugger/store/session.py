@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import duckdb
@@ -16,10 +16,15 @@ from debugger.contract import TABLE_COLUMNS
 from debugger.errors import redact
 from debugger.model import ImportReport, TableCounts
 from debugger.store import arrays, json_depth, state_hash
-from debugger.store.batch import StagedBatch, plus, sliced, split_undecodable
+from debugger.store.batch import StagedBatch, gatherable, plus, sliced, split_undecodable
 from debugger.store.connections import no_progress_bar
 from debugger.store.derive import derive_runs
-from debugger.store.ingest import BatchResult, ingest_batch, quarantine_undecodable
+from debugger.store.ingest import (
+    BatchResult,
+    NotInOnePass,
+    ingest_batch,
+    quarantine_undecodable,
+)
 from debugger.store.insert import ALL_TOUCHED, derive_parents
 from debugger.store.schema import ROW_GROUP_SIZE
 from debugger.store.stage import Prestaged, stage_sql
@@ -283,17 +288,10 @@ class ImportSession:
             duckdb.Error: DuckDB could not read or store the rows (rolled back).
             NotInOnePass: some states would be split (rolled back).
         """
-        con = self.con
         rows, nbytes = size
-        self.commit()
-        if self._read_bytes < LARGE_IMPORT_BYTES <= self._read_bytes + nbytes:
-            self._change(LARGE_IMPORT_SETTINGS)
-        if progress:
-            with contextlib.suppress(duckdb.Error):  # under Jupyter DuckDB may refuse it
-                self._change(TRACK_PROGRESS)
-        con.execute("BEGIN")
-        self._open = True
-        try:
+
+        def ingest() -> BatchResult:
+            con = self.con
             con.execute(
                 "CREATE OR REPLACE TEMP VIEW _raw AS SELECT * EXCLUDE (_idx), "
                 f"_idx + {self._next_pos} AS _pos FROM ({sql})"
@@ -305,13 +303,91 @@ class ImportSession:
                 staged=lambda: setattr(self, "whole_validated", True),
             )  # fmt: skip
             con.execute("DROP VIEW IF EXISTS _staged; DROP VIEW IF EXISTS _raw")
+            return result
+
+        counts = self._in_one_pass(table, nbytes, progress, ingest)
+        self._next_pos += rows
+        self._derive_parents |= derive_parents
+        return counts
+
+    def add_gathered(
+        self, batches: list[StagedBatch], derive_parents: bool = False, progress: bool = False
+    ) -> TableCounts:
+        """Ingest batches of one table from :meth:`stage`, already validated and hashed, with
+        one insert over all of them, in one transaction (see :func:`gatherable`).
+
+        A batch's insert writes on one core; the insert of a table's worth of rows writes
+        its row groups on all of DuckDB's threads. Committed here; on any error nothing of
+        it stays, and the caller adds the batches one by one instead (:meth:`add_staged`).
+        ``progress``: as :meth:`add_whole` (the validation is done: :attr:`whole_validated`
+        is True from the start).
+
+        Raises:
+            duckdb.Error: DuckDB could not store the rows (rolled back).
+            NotInOnePass: the batches cannot go in one pass (rolled back, or never begun).
+        """
+        if not gatherable(batches):
+            raise NotInOnePass("batches of different shapes, or not validated ahead")
+        first = batches[0]
+        table = first.table
+        try:
+            raw = pa.concat_tables([b.raw for b in batches])
+            staged_rows = pa.concat_tables([b.prestaged.rows for b in batches if b.prestaged])
+        except pa.ArrowInvalid as e:
+            raise NotInOnePass(str(e)) from e
+        assert first.prestaged is not None
+        prestaged = Prestaged(staged_rows, first.prestaged.types)
+        nbytes = sum(b.raw.nbytes for b in batches)
+
+        def ingest() -> BatchResult:
+            con = self.con
+            results = [
+                quarantine_undecodable(con, self.source_id, self.location, table, b.undecodable)
+                for b in batches
+                if b.undecodable is not None
+            ]
+            con.register("_raw", raw)
+            try:
+                con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {first.select_sql}")
+                self.whole_validated = True
+                results.append(
+                    ingest_batch(con, table, self.source_id, self.location, prestaged, whole=True)
+                )
+                con.execute("DROP VIEW IF EXISTS _staged")
+            finally:
+                con.unregister("_raw")
+            counts = TableCounts()
+            reasons: Counter[str] = Counter()
+            for result in results:
+                counts = plus(counts, result.counts)
+                reasons.update(result.reasons)
+            return BatchResult(counts, dict(reasons))
+
+        counts = self._in_one_pass(table, nbytes, progress, ingest)
+        self._derive_parents |= derive_parents
+        return counts
+
+    def _in_one_pass(
+        self, table: str, nbytes: int, progress: bool, ingest: Callable[[], BatchResult]
+    ) -> TableCounts:
+        """Run ``ingest`` (one pass over ``nbytes`` of ``table``) in a transaction of its own,
+        committed here, and count what it did; on any error it is rolled back."""
+        con = self.con
+        self.commit()
+        if self._read_bytes < LARGE_IMPORT_BYTES <= self._read_bytes + nbytes:
+            self._change(LARGE_IMPORT_SETTINGS)
+        if progress:
+            with contextlib.suppress(duckdb.Error):  # under Jupyter DuckDB may refuse it
+                self._change(TRACK_PROGRESS)
+        con.execute("BEGIN")
+        self._open = True
+        try:
+            result = ingest()
             self.commit()
         except BaseException:
             self.rollback()
             raise
-        self._next_pos += rows
         self._read_bytes += nbytes
-        self._derive_parents |= derive_parents
         self.reasons.update(result.reasons)
         self.counts[table] = plus(self.counts.get(table, TableCounts()), result.counts)
         return result.counts
