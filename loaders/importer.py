@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -193,7 +193,7 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
     whole = plan.whole
     assert whole is not None
     try:
-        with _reporting(session, plan.table, whole.rows, options):
+        with _reporting(session, plan.table, (0, whole.rows, whole.rows), options):
             counts = session.add_whole(
                 plan.table, whole.sql, (whole.rows, whole.nbytes), plan.select_sql,
                 plan.derive_parents, progress=options.progress is not None,
@@ -205,9 +205,9 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
     return True
 
 
-GATHER_MAX_BYTES = 512 * 1024 * 1024
-"""Source rows (Arrow) held to be inserted in one pass (:func:`_gathered`); a table larger
-than this is added batch by batch, in bounded memory."""
+GATHER_MAX_BYTES = 256 * 1024 * 1024
+"""Source rows (Arrow) held for one pass (:func:`_gathered`); a larger table goes in passes
+of this much, in bounded memory."""
 
 
 def _gathered(
@@ -216,52 +216,84 @@ def _gathered(
     batches: Iterator[StagedBatch],
     options: ImportOptions,
 ) -> Iterator[StagedBatch]:
-    """Hold ``plan``'s staged batches and insert them in one pass when the table allows it
-    (:attr:`TablePlan.gather`); yield those left to add one by one.
+    """Hold ``plan``'s staged batches and insert them in passes of up to
+    :data:`GATHER_MAX_BYTES` (:attr:`TablePlan.gather`); yield those left to add one by one.
 
-    The batches are read and validated on threads meanwhile, as batch by batch; what the
-    pass gains is the insert, which writes the table's row groups on all of DuckDB's
-    threads where a batch's insert writes on one (benchmarks/README.md, Import). Held
-    batches are given back, in order, as soon as one cannot join them (a state to split,
-    another shape, more than :data:`GATHER_MAX_BYTES`), or when the pass fails (rolled
-    back: nothing of it stays)."""
+    The batches are read and validated on threads meanwhile, as batch by batch; what a
+    pass gains is the insert, which writes its row groups on all of DuckDB's threads where
+    a batch's insert writes on one (benchmarks/README.md, Import). From the first batch
+    that cannot join the others (a state to split, another shape), or a pass that fails
+    (rolled back: nothing of it stays), the rest is added one by one; so is what was held
+    when the source fails part-way, before its error."""
     held: list[StagedBatch] = []
-    nbytes = rows = 0
+    nbytes = stored = 0
     try:
         for batch in batches:
-            held.append(batch)
-            nbytes += batch.raw.nbytes
-            if nbytes > GATHER_MAX_BYTES or not gatherable([held[0], batch]):
-                yield from held
+            if not gatherable([held[0], batch] if held else [batch]):
+                yield from _handed_back(held)
+                yield batch
                 yield from batches
                 return
-            rows += batch.raw.num_rows
-            if options.progress:  # a third of the work: the insert is the rest
-                options.progress(plan.table, rows // 3, plan.total)
+            held.append(batch)
+            nbytes += batch.raw.nbytes
+            if nbytes >= GATHER_MAX_BYTES:
+                passed = yield from _one_pass(session, plan, held, options, stored)
+                if passed is None:
+                    yield from batches
+                    return
+                stored, held, nbytes = stored + passed, [], 0
+            elif options.progress:  # a third of the pass's work: the insert is the rest
+                rows = sum(b.raw.num_rows for b in held)
+                options.progress(plan.table, stored + rows // 3, plan.total)
     except StepscopeError:
         # a source that fails part-way keeps what was read before the failure
-        yield from held
+        yield from _handed_back(held)
         raise
-    if not held:
-        return
+    if held:
+        yield from _one_pass(session, plan, held, options, stored)
+
+
+def _one_pass(
+    session: ImportSession,
+    plan: TablePlan,
+    held: list[StagedBatch],
+    options: ImportOptions,
+    stored: int,
+) -> Generator[StagedBatch, None, int | None]:
+    """Insert the held batches in one pass (``stored``: rows of the table the passes before
+    read); returns the rows it read, or None when it failed and handed them back."""
+    rows = sum(b.raw.num_rows for b in held)
     try:
-        with _reporting(session, plan.table, rows, options):
+        with _reporting(session, plan.table, (stored, rows, plan.total), options):
             counts = session.add_gathered(
                 held, plan.derive_parents, progress=options.progress is not None
             )
     except (duckdb.Error, NotInOnePass):
-        yield from held
-        return
+        yield from _handed_back(held)
+        return None
     if options.progress:
-        options.progress(plan.table, counts.read, plan.total)
+        options.progress(plan.table, stored + counts.read, plan.total)
+    return counts.read
+
+
+def _handed_back(held: list[StagedBatch]) -> Iterator[StagedBatch]:
+    """The held batches in order, each let go of as it is taken (memory goes down as they
+    are added one by one, not after the last)."""
+    held.reverse()
+    while held:
+        yield held.pop()
 
 
 @contextlib.contextmanager
 def _reporting(
-    session: ImportSession, table: str, rows: int, options: ImportOptions
+    session: ImportSession,
+    table: str,
+    rows: tuple[int, int, int | None],
+    options: ImportOptions,
 ) -> Iterator[None]:
     """Report a one-pass import's progress from a thread while the block runs
-    (:func:`_report_progress`); no report of the thread's comes after the block."""
+    (:func:`_report_progress`; ``rows``: before the pass, in it, and the table's total);
+    no report of the thread's comes after the block."""
     if options.progress is None:
         yield
         return
@@ -300,15 +332,17 @@ PROGRESS_EVERY_S = 0.5
 def _report_progress(
     session: ImportSession,
     table: str,
-    rows: int,
+    rows: tuple[int, int, int | None],
     progress: Callable[[str, int, int | None], None],
     done: threading.Event,
 ) -> None:
-    """Report a whole table's pass as rows, from DuckDB's progress of its statements.
+    """Report a pass as rows, from DuckDB's progress of its statements; ``rows``: the
+    table's rows stored before the pass, the pass's, and the table's total.
 
     The pass is two long statements, validation then the insert (about twice its work),
     each reporting its own percentage (a join's moves in steps); the session says when
-    the second begins. Never the total: the caller reports that when the pass ends."""
+    the second begins. Never the pass's last row: the caller reports that when it ends."""
+    before, rows_in, total = rows
     shown = 0
     while not done.wait(PROGRESS_EVERY_S):
         try:
@@ -320,10 +354,10 @@ def _report_progress(
             continue
         at = max(at, 0.0)
         share = (1 + 2 * at / 100) / 3 if second else at / 300
-        now = min(rows - 1, int(rows * share))
+        now = min(rows_in - 1, int(rows_in * share))
         if now > shown:
             shown = now
-            progress(table, now, rows)
+            progress(table, before + now, total)
 
 
 @contextlib.contextmanager

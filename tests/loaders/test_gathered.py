@@ -1,17 +1,19 @@
 """Batches held and inserted in one pass (``loaders.importer._gathered``,
 ``ImportSession.add_gathered``) store exactly what the batches added one by one store: the
 same checkpoints, keys, runs, quarantine records and counts, on a fresh store, on a
-re-import and on a grown source; a state to split, a memory bound or a source that fails
-part-way hands the held batches back to be added one by one, with the same result.
+re-import, on a grown source and in several passes (a memory bound); a state to split,
+another shape or a source that fails part-way hands the held batches back to be added one
+by one, with the same result.
 
 Real SQLite files written by the stdlib driver (typed and untyped columns, values of the
 wrong type, text that is not UTF-8), real DuckDB stores. Batches are made small
-(``batch_rows``) so that a few dozen rows are many batches; the one-by-one way is the same
-import with nothing held (``GATHER_MAX_BYTES`` below one batch).
+(``batch_rows``) so that a few hundred rows are several batches; the one-by-one way is the
+same import with nothing held.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -81,7 +83,7 @@ def _import(
         m.setattr(ImportSession, "add_gathered", spied)
         m.setattr(native_module, "BATCH_ROWS", BATCH)  # batches this small may be held
         if not gather:
-            m.setattr(importer_module, "GATHER_MAX_BYTES", -1)
+            m.setattr(importer_module, "_gathered", lambda session, plan, batches, o: batches)
         elif max_bytes is not None:
             m.setattr(importer_module, "GATHER_MAX_BYTES", max_bytes)
         with Store.open(store, read_only=False) as s:
@@ -89,10 +91,17 @@ def _import(
     return report, taken
 
 
+Way = tuple[tuple[Any, ...], dict[str, int], dict[str, list[tuple[Any, ...]]]]
+"""An import's counts, quarantine reasons and store content."""
+
+
 def _both_ways(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: Path | str, taken: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    source: Path | str,
+    taken: list[bool],
     **kwargs: Any,
-) -> dict[bool, tuple[tuple[Any, ...], dict[str, int], dict[str, list[tuple[Any, ...]]]]]:  # fmt: skip
+) -> dict[bool, Way]:
     """``source`` imported into a new store with its batches held (the pass ``taken`` so)
     and one by one: each way's counts, quarantine reasons and store content."""
     results = {}
@@ -182,12 +191,17 @@ def test_a_state_to_split_hands_the_batches_back(
         assert ckpt is not None and ckpt.working_state == big
 
 
-def test_more_than_the_bound_is_added_batch_by_batch(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("passes", [4, 2])
+def test_more_than_the_bound_goes_in_several_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, passes: int
 ) -> None:
-    source = _sqlite(tmp_path / "src.sqlite", MANY)
-    ways = _both_ways(monkeypatch, tmp_path, source, [], max_bytes=1)
-    assert ways[True][0] == (len(MANY), len(MANY), 0, 0, 0) and ways[True] == ways[False]
+    """Passes of a batch each, or of two: the duplicates in later passes are found in the
+    store, and the runs spread over passes are derived once from all their rows."""
+    rows = [*MANY, MANY[3], MANY[90]]
+    source = _sqlite(tmp_path / "src.sqlite", rows)
+    bound = 1 if passes == 4 else 30_000  # a batch of MANY holds ~21,500 bytes
+    ways = _both_ways(monkeypatch, tmp_path, source, [True] * passes, max_bytes=bound)
+    assert ways[True][0] == (len(rows), len(MANY), 0, 2, 0) and ways[True] == ways[False]
 
 
 def test_a_source_failing_part_way_keeps_what_was_read(
@@ -228,7 +242,7 @@ def test_progress_never_goes_back_and_ends_at_the_total(
         report, _ = _import(
             monkeypatch, tmp_path / f"{name}.duckdb",
             _sqlite(tmp_path / f"{name}.sqlite", source_rows), True,
-            progress=lambda table, done, total: seen.append(done),
+            progress=lambda table, done, total, seen=seen: seen.append(done),
         )  # fmt: skip
         assert report.total.imported == len(source_rows)
         assert seen == sorted(seen) and seen[-1] == len(source_rows), (name, seen)
@@ -256,7 +270,7 @@ def test_a_checkpoint_twice_keeps_the_one_read_first(
         names = [f"part-{i}.parquet" for i in range(40)]
         first, second = next(
             (a, b)
-            for a, b in zip(names, names[1:], strict=False)
+            for a, b in itertools.pairwise(names)
             if file_key(str(folder / a)) > file_key(str(folder / b))
         )
         source = _keyed_parquet(folder, first, second)
@@ -269,4 +283,4 @@ def test_a_checkpoint_twice_keeps_the_one_read_first(
             ckpt = s.checkpoint(GOOD[0]["run_id"], GOOD[0]["step_index"])
             assert ckpt is not None
             kept[way] = ckpt.working_state
-    assert kept == dict.fromkeys(kept, {"v": "first"})
+    assert kept == {way: {"v": "first"} for way in kept}
