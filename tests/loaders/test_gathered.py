@@ -284,3 +284,26 @@ def test_a_checkpoint_twice_keeps_the_one_read_first(
             assert ckpt is not None
             kept[way] = ckpt.working_state
     assert kept == {way: {"v": "first"} for way in kept}
+
+
+def test_row_groups_are_not_merged_during_an_import_and_settings_come_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The passes' short row groups stay as written while the import runs (merged at its
+    last checkpoint they were rewritten whole); every setting is as before afterwards."""
+    during: list[str] = []
+    real = ImportSession.add_gathered
+
+    def spied(self: ImportSession, *args: Any, **kwargs: Any) -> Any:
+        during.append(self.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall())
+        return real(self, *args, **kwargs)
+
+    source = _sqlite(tmp_path / "src.sqlite", MANY)
+    monkeypatch.setattr(ImportSession, "add_gathered", spied)
+    monkeypatch.setattr(native_module, "BATCH_ROWS", BATCH)
+    with Store.open(tmp_path / "s.duckdb", read_only=False) as s:
+        settings = "SELECT name, value FROM duckdb_settings() ORDER BY name"
+        before = s._con.execute(settings).fetchall()
+        import_source(s, str(source), ImportOptions(batch_rows=BATCH))
+        assert s._con.execute(settings).fetchall() == before
+    assert during == [[(0,)]]
