@@ -206,8 +206,13 @@ def _whole(session: ImportSession, plan: TablePlan, options: ImportOptions) -> b
 
 
 GATHER_MAX_BYTES = 256 * 1024 * 1024
-"""Source rows (Arrow) held for one pass (:func:`_gathered`); a larger table goes in passes
-of this much, in bounded memory."""
+"""Source rows (Arrow) held for one pass (:func:`_gathered`): a larger table goes in passes
+of this much, in bounded memory (a source of 1.2 GB: peak 918 MiB)..."""
+ONE_PASS_MAX_BYTES = 512 * 1024 * 1024
+"""...unless the whole table looks no larger than this (its rows, at the first batch's
+size a row): then it goes in one pass, which costs one pass's fixed costs and no short
+last pass (200,000 rows of 2 KB states, 451 MB: 0.87 of the ceiling against 0.84 in two
+passes; peak 910 MiB)."""
 
 
 def _gathered(
@@ -217,7 +222,8 @@ def _gathered(
     options: ImportOptions,
 ) -> Iterator[StagedBatch]:
     """Hold ``plan``'s staged batches and insert them in passes of up to
-    :data:`GATHER_MAX_BYTES` (:attr:`TablePlan.gather`); yield those left to add one by one.
+    :data:`GATHER_MAX_BYTES`, or all in one up to :data:`ONE_PASS_MAX_BYTES`
+    (:attr:`TablePlan.gather`); yield those left to add one by one.
 
     The batches are read and validated on threads meanwhile, as batch by batch; what a
     pass gains is the insert, which writes its row groups on all of DuckDB's threads where
@@ -227,16 +233,21 @@ def _gathered(
     when the source fails part-way, before its error."""
     held: list[StagedBatch] = []
     nbytes = stored = 0
+    bound = GATHER_MAX_BYTES
     try:
         for batch in batches:
+            if not held and not stored and plan.total and batch.raw.num_rows:
+                whole = plan.total * batch.raw.nbytes / batch.raw.num_rows
+                bound = ONE_PASS_MAX_BYTES if whole <= ONE_PASS_MAX_BYTES else GATHER_MAX_BYTES
             if not gatherable([held[0], batch] if held else [batch]):
+                held.append(batch)
+                del batch  # each batch let go of once it is added (a large one is 48 MB)
                 yield from _handed_back(held)
-                yield batch
                 yield from batches
                 return
             held.append(batch)
             nbytes += batch.raw.nbytes
-            if nbytes >= GATHER_MAX_BYTES:
+            if nbytes >= bound:
                 passed = yield from _one_pass(session, plan, held, options, stored)
                 if passed is None:
                     yield from batches

@@ -63,6 +63,7 @@ def _import(
     source: Path | str,
     gather: bool,
     max_bytes: int | None = None,
+    one_pass: int | None = None,
     **options: Any,
 ) -> tuple[ImportReport, list[bool]]:
     """Import ``source`` in batches of :data:`BATCH` rows; with ``gather`` False nothing is
@@ -86,6 +87,7 @@ def _import(
             m.setattr(importer_module, "_gathered", lambda session, plan, batches, o: batches)
         elif max_bytes is not None:
             m.setattr(importer_module, "GATHER_MAX_BYTES", max_bytes)
+            m.setattr(importer_module, "ONE_PASS_MAX_BYTES", one_pass or max_bytes)
         with Store.open(store, read_only=False) as s:
             report = import_source(s, str(source), ImportOptions(batch_rows=BATCH, **options))
     return report, taken
@@ -191,16 +193,20 @@ def test_a_state_to_split_hands_the_batches_back(
         assert ckpt is not None and ckpt.working_state == big
 
 
-@pytest.mark.parametrize("passes", [4, 2])
+@pytest.mark.parametrize(("passes", "bound", "one_pass"), [(4, 1, 1), (2, 30_000, 30_000),
+                                                          (1, 30_000, 10**6)])  # fmt: skip
 def test_more_than_the_bound_goes_in_several_passes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, passes: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, passes: int, bound: int, one_pass: int
 ) -> None:
-    """Passes of a batch each, or of two: the duplicates in later passes are found in the
-    store, and the runs spread over passes are derived once from all their rows."""
+    """Passes of a batch each, or of two (a batch of MANY holds ~21,500 bytes): the
+    duplicates in later passes are found in the store, and the runs spread over passes are
+    derived once from all their rows. A table that looks no larger than the one-pass bound
+    (its rows at the first batch's size) goes in one."""
     rows = [*MANY, MANY[3], MANY[90]]
     source = _sqlite(tmp_path / "src.sqlite", rows)
-    bound = 1 if passes == 4 else 30_000  # a batch of MANY holds ~21,500 bytes
-    ways = _both_ways(monkeypatch, tmp_path, source, [True] * passes, max_bytes=bound)
+    ways = _both_ways(
+        monkeypatch, tmp_path, source, [True] * passes, max_bytes=bound, one_pass=one_pass
+    )
     assert ways[True][0] == (len(rows), len(MANY), 0, 2, 0) and ways[True] == ways[False]
 
 
