@@ -296,20 +296,28 @@ def test_row_groups_are_not_merged_during_an_import_and_settings_come_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The passes' short row groups stay as written while the import runs (merged at its
-    last checkpoint they were rewritten whole); every setting is as before afterwards."""
-    during: list[str] = []
-    real = ImportSession.add_gathered
+    last checkpoint they were rewritten whole); a large import's pass has a larger buffer
+    pool than its batches; every setting is as before afterwards."""
+    from debugger.store import session as session_module
 
-    def spied(self: ImportSession, *args: Any, **kwargs: Any) -> Any:
-        during.append(self.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall())
-        return real(self, *args, **kwargs)
+    during: list[tuple[str, str]] = []
+    real = session_module.ingest_batch
+
+    def spied(con: Any, *args: Any, **kwargs: Any) -> Any:
+        query = "SELECT current_setting('max_vacuum_tasks'), current_setting('memory_limit')"
+        during.append(con.execute(query).fetchall()[0])
+        return real(con, *args, **kwargs)
 
     source = _sqlite(tmp_path / "src.sqlite", MANY)
-    monkeypatch.setattr(ImportSession, "add_gathered", spied)
+    monkeypatch.setattr(session_module, "ingest_batch", spied)
+    monkeypatch.setattr(session_module, "LARGE_IMPORT_BYTES", 30_000)  # after the first batch
     monkeypatch.setattr(native_module, "BATCH_ROWS", BATCH)
+    monkeypatch.setattr(importer_module, "GATHER_MAX_BYTES", 30_000)  # passes of two batches
+    monkeypatch.setattr(importer_module, "ONE_PASS_MAX_BYTES", 30_000)
     with Store.open(tmp_path / "s.duckdb", read_only=False) as s:
         settings = "SELECT name, value FROM duckdb_settings() ORDER BY name"
         before = s._con.execute(settings).fetchall()
         import_source(s, str(source), ImportOptions(batch_rows=BATCH))
         assert s._con.execute(settings).fetchall() == before
-    assert during == [[(0,)]]
+    pool = int(session_module.PASS_MEMORY_LIMIT.removesuffix("MB")) * 10**6 // 2**20
+    assert [(v, m.split(".")[0]) for v, m in during] == [(0, str(pool))] * 2  # given in MiB
