@@ -33,7 +33,7 @@ from loaders import importer as importer_module
 from loaders import native as native_module
 from loaders.parquet import file_key
 from tests.fixtures.native import CHECKPOINT_DDL, COLUMNS, native_rows
-from tests.loaders.test_whole_table import BAD, GOOD, _content, _counts
+from tests.loaders.test_whole_table import BAD, GOOD, _content, _counts, recording
 
 BATCH = 64
 """Rows a batch in these tests, the fewest a reader gives (the default, 16,384, would make
@@ -69,19 +69,8 @@ def _import(
     """Import ``source`` in batches of :data:`BATCH` rows; with ``gather`` False nothing is
     held. Returns the report and, for each one-pass attempt, whether it took the batches."""
     taken: list[bool] = []
-    real = ImportSession.add_gathered
-
-    def spied(self: ImportSession, *args: Any, **kwargs: Any) -> Any:
-        try:
-            counts = real(self, *args, **kwargs)
-        except Exception:
-            taken.append(False)
-            raise
-        taken.append(True)
-        return counts
-
     with monkeypatch.context() as m:
-        m.setattr(ImportSession, "add_gathered", spied)
+        m.setattr(ImportSession, "add_gathered", recording(ImportSession.add_gathered, taken))
         m.setattr(native_module, "BATCH_ROWS", BATCH)  # batches this small may be held
         if not gather:
             m.setattr(importer_module, "_gathered", lambda session, plan, batches, o: batches)

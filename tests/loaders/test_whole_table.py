@@ -11,6 +11,7 @@ with the one-pass plan withheld (``NativeFlavour._whole``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,18 @@ def _import(
     """Import ``source``; with ``whole`` False the one-pass plan is withheld. Returns the
     report and, for each one-pass attempt, whether it took the table (also in ``taken``)."""
     taken = [] if taken is None else taken
-    real = ImportSession.add_whole
+    with monkeypatch.context() as m:
+        m.setattr(ImportSession, "add_whole", recording(ImportSession.add_whole, taken))
+        if not whole:
+            m.setattr(NativeFlavour, "_whole", staticmethod(lambda *a: None))
+        with Store.open(store, read_only=False) as s:
+            report = import_source(s, str(source), ImportOptions(**options))
+    return report, taken
+
+
+def recording(real: Callable[..., Any], taken: list[bool]) -> Callable[..., Any]:
+    """``real`` (a pass of ``ImportSession``), appending to ``taken`` whether each call
+    took its rows (True) or failed (False, and raises as it did)."""
 
     def spied(self: ImportSession, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -95,13 +107,7 @@ def _import(
         taken.append(True)
         return counts
 
-    with monkeypatch.context() as m:
-        m.setattr(ImportSession, "add_whole", spied)
-        if not whole:
-            m.setattr(NativeFlavour, "_whole", staticmethod(lambda *a: None))
-        with Store.open(store, read_only=False) as s:
-            report = import_source(s, str(source), ImportOptions(**options))
-    return report, taken
+    return spied
 
 
 def _content(store: Path) -> dict[str, list[tuple[Any, ...]]]:
