@@ -221,27 +221,37 @@ def throughput(ds: Dataset, repeat: int) -> list[dict[str, Any]]:
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in sources}
     for method, src in sources.items():  # warm-up: compiled modules, the source in the OS cache
         run_child(method, src, DATA / f"bench-{method}.duckdb")
-    for i in range(repeat):
-        for method, src in sources.items():
-            r = run_child(method, src, DATA / f"bench-{method}.duckdb")
-            print(f"  round {i + 1} {method}: {r['rows'] / r['seconds']:,.0f} rows/s "
-                  f"(load {load()})", file=sys.stderr)  # fmt: skip
-            runs[method].append(r)
+    # each method between two runs of the ceiling: the machine's speed drifts by up to a
+    # third within a minute, so a method is compared with the ceiling beside it
+    order = ["stepscope-sqlite", "naive-sqlite", "stepscope-parquet", "naive-parquet"]
+    beside: dict[str, list[float]] = {m: [] for m in order}
 
-    def rate(method: str, i: int) -> float:
+    def measure(method: str, i: int) -> float:
+        r = run_child(method, sources[method], DATA / f"bench-{method}.duckdb")
+        print(f"  round {i + 1} {method}: {r['rows'] / r['seconds']:,.0f} rows/s "
+              f"(load {load()})", file=sys.stderr)  # fmt: skip
+        runs[method].append(r)
+        return float(r["rows"] / r["seconds"])
+
+    for i in range(repeat):
+        before = measure("ceiling", i)
+        for method in order:
+            rate = measure(method, i)
+            after = measure("ceiling", i)
+            beside[method].append(rate / ((before + after) / 2))
+            before = after
+
+    def rate_of(method: str, i: int) -> float:
         return float(runs[method][i]["rows"] / runs[method][i]["seconds"])
 
-    # ratios within a round (one method after the other), then their median: the machine's
-    # speed drifts between rounds more than within one
     naive_of = {"stepscope-sqlite": "naive-sqlite", "stepscope-parquet": "naive-parquet"}
     out = []
     for method, rs in runs.items():
         naive = naive_of.get(method)
         out.append({
-            "vs_ceiling": statistics.median(
-                rate(method, i) / rate("ceiling", i) for i in range(repeat)),
+            "vs_ceiling": statistics.median(beside[method]) if method in beside else 1.0,
             "vs_naive": statistics.median(
-                rate(method, i) / rate(naive, i) for i in range(repeat)) if naive else None,
+                rate_of(method, i) / rate_of(naive, i) for i in range(repeat)) if naive else None,
         })  # fmt: skip
         out[-1].update({
             "method": method,
@@ -255,7 +265,7 @@ def throughput(ds: Dataset, repeat: int) -> list[dict[str, Any]]:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    """The markdown table of a throughput run (ratios: medians of each round's ratio)."""
+    """The markdown table of a throughput run (ratios: medians over the rounds)."""
     targets = {"stepscope-sqlite": 0.85, "stepscope-parquet": 0.85}
     lines = [
         "| path | rows | seconds (median) | rows/s | vs ceiling | target | vs naive | CPU s | "
