@@ -223,7 +223,13 @@ class SqliteReader(SqlReader):
         import adbc_driver_sqlite
 
         cols = ", ".join(_quote(c) for c in names)
-        odd = _odd_sql(names, declared)
+        # only the first batch is checked (later values that do not fit make ADBC fail):
+        # SQLite finds its last rowid once and skips the checks of every row after it
+        last_of_first = (
+            f"coalesce((SELECT rowid FROM {_quote(table)} WHERE ({where}) ORDER BY rowid "
+            f"LIMIT 1 OFFSET {n - 1}), 9223372036854775807)"
+        )
+        odd = f"CASE WHEN rowid <= {last_of_first} THEN {_odd_sql(names, declared)} ELSE 0 END"
         last: int | None = None
         try:
             db = adbc_driver_sqlite.connect(self._uri)
@@ -307,8 +313,10 @@ def _fast_reader_available() -> bool:
 def _odd_sql(names: list[str], declared: dict[str, pa.DataType]) -> str:
     """SQL that is 1 for a row with a value not of its column's declared SQLite type.
 
-    Read with every row (SQLite answers ``typeof`` from the record header without loading
-    the value), so that the first batch's types are checked without reading it twice.
+    Read with the first batch's rows (SQLite answers ``typeof`` from the record header
+    without loading the value), so that their types are checked without reading them twice;
+    the rows after are not checked (a value that does not fit makes ADBC fail, and 12
+    checks a row cost ~15% of reading 200,000 rows).
     """
     checks = [
         f"typeof({_quote(n)}) NOT IN ('{_SQLITE_TYPE[str(declared[n])]}', 'null')"

@@ -122,3 +122,23 @@ def test_a_table_without_rowid_is_read(tmp_path: Path, monkeypatch: pytest.Monke
     con.close()
     batches = _same(tmp_path / "norowid.sqlite", monkeypatch)
     assert sum(b.num_rows for b in batches) == 10
+
+
+@pytest.mark.parametrize("at", [0, 63])
+def test_a_value_of_another_type_anywhere_in_the_first_batch_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int
+) -> None:
+    """Only the first batch's rows are checked (up to the rowid of its last row, found once),
+    on a table whose rowids have gaps: its first row and its last are both seen."""
+    decl = "a INTEGER, b REAL, c BLOB"
+    path = _write(tmp_path / "gaps.sqlite", [(i, i / 2, b"x") for i in range(400)], decl)
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM t WHERE a % 3 = 1")
+    con.execute(
+        "UPDATE t SET c = 'text' WHERE rowid = (SELECT rowid FROM t ORDER BY rowid LIMIT 1 "
+        f"OFFSET {at})"
+    )
+    con.commit()
+    con.close()
+    batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[None])
+    assert sum(b.num_rows for b in batches) == 400 - 133
