@@ -23,7 +23,7 @@ from debugger.errors import FlavourError, SourceError, StepscopeError
 from debugger.gil import switch_interval
 from debugger.model import ImportReport
 from debugger.store import Store
-from debugger.store.batch import StagedBatch, gatherable
+from debugger.store.batch import StagedBatch, joins
 from debugger.store.ingest import NotInOnePass
 from loaders.base import Flavour, ImportOptions, ProgressFn, SourceReader, TablePlan
 from loaders.filter import RunFilter
@@ -240,7 +240,7 @@ def _gathered(
             if not held and not stored and plan.total and batch.raw.num_rows:
                 whole = plan.total * batch.raw.nbytes / batch.raw.num_rows
                 bound = ONE_PASS_MAX_BYTES if whole <= ONE_PASS_MAX_BYTES else GATHER_MAX_BYTES
-            if not gatherable([held[0], batch] if held else [batch]):
+            if not joins(held[0] if held else batch, batch):  # each batch checked once
                 held.append(batch)
                 del batch  # each batch let go of once it is added (a large one is 48 MB)
                 yield from _handed_back(held)

@@ -81,21 +81,24 @@ def plus(a: TableCounts, b: TableCounts) -> TableCounts:
 
 def gatherable(batches: list[StagedBatch]) -> bool:
     """True when ``batches`` can go into the store with one insert
-    (:meth:`~debugger.store.session.ImportSession.add_gathered`): one table's, each one
-    validated and hashed ahead with the same column types, of one shape, and none with a
-    state to split (states are cut a batch at a time: ``debugger.store.state_write``)."""
-    if not batches or any(b.prestaged is None for b in batches):
-        return False
-    first = batches[0]
-    assert first.prestaged is not None
-    return all(
-        b.table == first.table
-        and b.select_sql == first.select_sql
-        and b.raw.schema.equals(first.raw.schema)
-        and b.prestaged is not None
-        and b.prestaged.types == first.prestaged.types
-        and not splits(b.prestaged)
-        for b in batches
+    (:meth:`~debugger.store.session.ImportSession.add_gathered`): each one :func:`joins`
+    the first."""
+    return bool(batches) and all(joins(batches[0], b) for b in batches)
+
+
+def joins(first: StagedBatch, batch: StagedBatch) -> bool:
+    """True when ``batch`` can be inserted with ``first`` in one statement: the same
+    table's, validated and hashed ahead with the same column types, of the same shape, and
+    without a state to split (states are cut a batch at a time:
+    ``debugger.store.state_write``)."""
+    return (
+        batch.prestaged is not None
+        and first.prestaged is not None
+        and batch.table == first.table
+        and batch.select_sql == first.select_sql
+        and batch.raw.schema.equals(first.raw.schema)
+        and batch.prestaged.types == first.prestaged.types
+        and not splits(batch.prestaged)
     )
 
 
