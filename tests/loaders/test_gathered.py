@@ -310,3 +310,21 @@ def test_row_groups_are_not_merged_during_an_import_and_settings_come_back(
         assert s._con.execute(settings).fetchall() == before
     pool = int(session_module.PASS_MEMORY_LIMIT.removesuffix("MB")) * 10**6 // 2**20
     assert [(v, m.split(".")[0]) for v, m in during] == [(0, str(pool))] * 2  # given in MiB
+
+
+def test_the_runtimes_own_database_matches_the_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundled sample, written by Stepscope's runtime (``sample_checkpoints/export.py``)
+    with its effects and tool calls: held and inserted in one pass, it stores what the
+    batches store, and every checkpoint the runtime recorded."""
+    from sample_checkpoints import DATA_DIR
+
+    source = DATA_DIR / "native.sqlite"
+    ways = _both_ways(monkeypatch, tmp_path, source, [True])
+    assert ways[True] == ways[False]
+    con = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    recorded = con.execute("SELECT count(*), count(DISTINCT run_id) FROM checkpoints").fetchone()
+    con.close()
+    content = ways[True][2]
+    assert (len(content["view"]), len(content["runs"])) == recorded
