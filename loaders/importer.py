@@ -261,8 +261,8 @@ def _gathered(
         # a source that fails part-way keeps what was read before the failure
         yield from _handed_back(held)
         raise
-    if held:
-        yield from _one_pass(session, plan, held, options, stored)
+    if held:  # the last pass; the only one when nothing was stored before it
+        yield from _one_pass(session, plan, held, options, stored, complete=not stored)
 
 
 def _one_pass(
@@ -271,14 +271,16 @@ def _one_pass(
     held: list[StagedBatch],
     options: ImportOptions,
     stored: int,
+    complete: bool = False,
 ) -> Generator[StagedBatch, None, int | None]:
     """Insert the held batches in one pass (``stored``: rows of the table the passes before
-    read); returns the rows it read, or None when it failed and handed them back."""
+    read; ``complete``: the batches are the whole table); returns the rows it read, or None
+    when it failed and handed them back."""
     rows = sum(b.raw.num_rows for b in held)
     try:
         with _reporting(session, plan.table, (stored, rows, plan.total), options):
             counts = session.add_gathered(
-                held, plan.derive_parents, progress=options.progress is not None
+                held, plan.derive_parents, options.progress is not None, complete
             )
     except (duckdb.Error, NotInOnePass):
         yield from _handed_back(held)

@@ -44,6 +44,10 @@ def derive_runs(con: duckdb.DuckDBPyConnection, stale_after_s: int = STALE_AFTER
         SELECT run_id FROM _touched
         UNION SELECT run_id FROM run_keys WHERE run_id NOT IN (SELECT run_id FROM runs)"""
     )
+    row = con.execute("SELECT count(*) FROM _tr").fetchone()
+    if not (row and row[0]):
+        # nothing since the last derivation (an import's last commit after its passes)
+        return 0
     con.execute("DELETE FROM runs WHERE run_id IN (SELECT run_id FROM _tr)")
     con.execute(
         f"""

@@ -47,6 +47,9 @@ class BatchResult:
 
     counts: TableCounts
     reasons: dict[str, int]
+    chained: bool = False
+    """The checkpoints' parents were given as they went in (``chain`` of
+    :func:`ingest_batch`): none is left for :func:`~debugger.store.insert.derive_parents`."""
 
 
 def _quarantine(con: duckdb.DuckDBPyConnection, source_id: int, location: str, table: str) -> None:
@@ -79,6 +82,7 @@ def ingest_batch(
     prestaged: Prestaged | None = None,
     whole: bool = False,
     staged: Callable[[], None] | None = None,
+    chain: bool = False,
 ) -> BatchResult:
     """Validate and insert the rows of ``_staged`` (and ``_raw``) into ``table``.
 
@@ -88,7 +92,9 @@ def ingest_batch(
     another connection (the same rows :func:`stage_sql` gives here); without it, the
     database must have ``state_hash()`` (the import session registers it). ``whole``: the
     batch is a whole source table, whose split states are not cut here; ``staged`` is
-    called once it is validated (the insert follows: a progress report's cue).
+    called once it is validated (the insert follows: a progress report's cue). ``chain``:
+    the batch is all of a source's checkpoints and the source gives no parents
+    (:func:`~debugger.store.insert.insert_checkpoints`).
 
     Returns:
         The batch's counts and its quarantine reasons.
@@ -115,8 +121,9 @@ def ingest_batch(
             ).fetchall()
         }
     valid = read - bad
+    chained = False
     if table == "checkpoints":
-        imported, updated = insert_checkpoints(con, source_id, types)
+        imported, updated, chained = insert_checkpoints(con, source_id, types, chain)
     else:
         imported, updated = insert_other(con, table, source_id, typed_with_ids(con, table))
     drop_batch_tables(con)
@@ -127,7 +134,7 @@ def ingest_batch(
         quarantined=bad,
         updated=updated,
     )
-    return BatchResult(counts=counts, reasons=found)
+    return BatchResult(counts=counts, reasons=found, chained=chained)
 
 
 def quarantine_undecodable(

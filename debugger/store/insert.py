@@ -158,10 +158,17 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def insert_checkpoints(
-    con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes
-) -> tuple[int, int]:
+    con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes, chain: bool = False
+) -> tuple[int, int, bool]:
     """Insert the new, valid checkpoints of ``_v`` into the store, update the stored ones
-    whose content changed (:mod:`debugger.store.refresh`); returns how many of each.
+    whose content changed (:mod:`debugger.store.refresh`); returns how many of each, and
+    whether their parents were given here.
+
+    ``chain``: the batch holds every checkpoint of the source (a whole table's pass) and
+    the source has no parent column. When none of its runs has rows stored already, each
+    row's parent is the checkpoint before it in its run, given as the rows go in: the
+    chain :func:`derive_parents` would draw after the import (the same order), without
+    its update of the rows just written (and the second derivation of their runs).
 
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
     in the import, handed over by the session; so no sort or window runs over the batch.
@@ -190,6 +197,20 @@ def insert_checkpoints(
             "WHERE x.run_id IN (SELECT run_id FROM _bruns) "
             "AND x.run_id = v.run_id AND x.checkpoint_id = v.checkpoint_id)"
         )
+    parent, join_parent = "s.parent_id", ""
+    chained = chain and not seen_before
+    if chained:
+        # on the narrow columns of the rows that go in (a window in the insert would carry
+        # every state through its sort)
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE _par AS
+            SELECT v._pos, lag(v.checkpoint_id) OVER (
+                PARTITION BY v.run_id ORDER BY v.created_at NULLS FIRST, v.step_index, v._pos
+            ) AS prev
+            FROM _v v WHERE v._why IS NULL {filters}"""
+        )
+        parent, join_parent = "p.prev", "LEFT JOIN _par p ON p._pos = v._pos"
     split = _split_new_states(con, filters, state_write.has_given(types))
     whole = f"v.state_bytes < {LARGE_STATE_BYTES}"
     join_split = ""
@@ -200,13 +221,13 @@ def insert_checkpoints(
         f"""
         INSERT INTO checkpoint_rows
         SELECT v._pos, k.run_num * {RUN_SHIFT} + (v.step_index + {STEP_OFFSET}), v.run_id,
-               v.checkpoint_id, s.parent_id, v.step_index, s.schema_version, v.created_at,
+               v.checkpoint_id, {parent}, v.step_index, s.schema_version, v.created_at,
                CASE WHEN {whole} THEN s.ws END,
                v.state_hash, v.state_bytes, s.tokens_spent, s.steps_spent, s.wall_clock_ms,
                s.pending_effects, s.model_version, s.tool_versions, s.metadata, ?
         FROM _v v JOIN run_keys k USING (run_id)
         JOIN (SELECT _pos, {checkpoint_values(types)} FROM _staged) s ON s._pos = v._pos
-        {join_split}
+        {join_split} {join_parent}
         WHERE v._why IS NULL {filters}""",
         [source_id],
     ).fetchone()
@@ -214,7 +235,7 @@ def insert_checkpoints(
         con.execute("INSERT INTO split_states SELECT * FROM _split ORDER BY ckpt_key")
     n = int(inserted[0]) if inserted else 0
     if n == 0:
-        return 0, updated
+        return 0, updated, chained
     if filters:
         # only the rows that went in: the batch's keys are a fresh range of ckpt_key
         con.execute(
@@ -242,7 +263,7 @@ def insert_checkpoints(
             "ORDER BY s._pos"
         )
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
-    return n, updated
+    return n, updated, chained
 
 
 def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str, given: bool) -> int:
@@ -276,7 +297,7 @@ def drop_batch_tables(con: duckdb.DuckDBPyConnection) -> None:
     In one call: each call waits for the GIL to come back, which the reader's thread holds
     while it decodes the next batch."""
     names = ("_v", "_ins", "_bruns", "_nruns", "_typed", "_new", "_upd", "_cand", "_split",
-             "_new_parts")  # fmt: skip
+             "_new_parts", "_par")  # fmt: skip
     con.execute(
         "DROP VIEW IF EXISTS _typed_ids; "
         + " ".join(f"DROP TABLE IF EXISTS {name};" for name in names)

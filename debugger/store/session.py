@@ -315,18 +315,22 @@ class ImportSession:
             self.whole_validated = False
             result = ingest_batch(
                 con, table, self.source_id, self.location, whole=True,
-                staged=lambda: setattr(self, "whole_validated", True),
+                staged=lambda: setattr(self, "whole_validated", True), chain=derive_parents,
             )  # fmt: skip
             con.execute("DROP VIEW IF EXISTS _staged; DROP VIEW IF EXISTS _raw")
             return result
 
-        counts = self._in_one_pass(table, nbytes, progress, ingest)
+        result = self._in_one_pass(table, nbytes, progress, ingest)
         self._next_pos += rows
-        self._derive_parents |= derive_parents
-        return counts
+        self._derive_parents |= derive_parents and not result.chained
+        return result.counts
 
     def add_gathered(
-        self, batches: list[StagedBatch], derive_parents: bool = False, progress: bool = False
+        self,
+        batches: list[StagedBatch],
+        derive_parents: bool = False,
+        progress: bool = False,
+        complete: bool = False,
     ) -> TableCounts:
         """Ingest batches of one table from :meth:`stage`, already validated and hashed, with
         one insert over all of them, in one transaction (see :func:`gatherable`).
@@ -335,7 +339,8 @@ class ImportSession:
         its row groups on all of DuckDB's threads. Committed here; on any error nothing of
         it stays, and the caller adds the batches one by one instead (:meth:`add_staged`).
         ``progress``: as :meth:`add_whole` (the validation is done: :attr:`whole_validated`
-        is True from the start).
+        is True from the start). ``complete``: the batches are all of the table's rows (the
+        parents a source without them needs are then given as the rows go in).
 
         Raises:
             duckdb.Error: DuckDB could not store the rows (rolled back).
@@ -365,8 +370,11 @@ class ImportSession:
             try:
                 con.execute(f"CREATE OR REPLACE TEMP VIEW _staged AS {first.select_sql}")
                 self.whole_validated = True
+                chain = derive_parents and complete
                 results.append(
-                    ingest_batch(con, table, self.source_id, self.location, prestaged, whole=True)
+                    ingest_batch(
+                        con, table, self.source_id, self.location, prestaged, True, chain=chain
+                    )
                 )
                 con.execute("DROP VIEW IF EXISTS _staged")
             finally:
@@ -376,15 +384,15 @@ class ImportSession:
             for result in results:
                 counts = plus(counts, result.counts)
                 reasons.update(result.reasons)
-            return BatchResult(counts, dict(reasons))
+            return BatchResult(counts, dict(reasons), results[-1].chained)
 
-        counts = self._in_one_pass(table, nbytes, progress, ingest)
-        self._derive_parents |= derive_parents
-        return counts
+        result = self._in_one_pass(table, nbytes, progress, ingest)
+        self._derive_parents |= derive_parents and not result.chained
+        return result.counts
 
     def _in_one_pass(
         self, table: str, nbytes: int, progress: bool, ingest: Callable[[], BatchResult]
-    ) -> TableCounts:
+    ) -> BatchResult:
         """Run ``ingest`` (one pass over ``nbytes`` of ``table``) in a transaction of its own,
         committed here, and count what it did; on any error it is rolled back."""
         con = self.con
@@ -412,7 +420,7 @@ class ImportSession:
         self._read_bytes += nbytes
         self.reasons.update(result.reasons)
         self.counts[table] = plus(self.counts.get(table, TableCounts()), result.counts)
-        return result.counts
+        return result
 
     def _whole_groups(self) -> bool:
         """True when the open transaction has inserted checkpoint rows that fill whole row

@@ -23,9 +23,11 @@ import pytest
 from debugger.errors import SourceError
 from debugger.model import ImportReport
 from debugger.store import Store
+from debugger.store import session as session_module
 from debugger.store.session import ImportSession
 from debugger.store.state_parts import SPLIT_MIN_BYTES
 from loaders import ImportOptions, import_source
+from loaders import importer as importer_module
 from loaders.native import NativeFlavour
 from tests.fixtures.native import COLUMNS, native_rows
 
@@ -165,6 +167,73 @@ def test_one_pass_stores_what_the_batches_store(
     assert sum(reasons.values()) == len(BAD)
     assert content["quarantine"] and len(content["view"]) == len(GOOD)
     assert results[True] == results[False]
+
+
+def chain_rows() -> list[dict[str, Any]]:
+    """Checkpoints whose chain is not the order they are read in: runs read backwards, two
+    checkpoints of a run written at the same time (the step decides), one without a time
+    (it comes first), and one read twice (kept once)."""
+    rows = [dict(r) for r in reversed(GOOD)]
+    for r in rows:
+        if r["run_id"] == "run-2" and r["step_index"] in (3, 4):
+            r["created_at"] = "2026-11-01T10:02:03+00:00"
+        if r["run_id"] == "run-0" and r["step_index"] == 4:
+            r["created_at"] = None
+    return [*rows, rows[7]]
+
+
+def expected_parents(rows: list[dict[str, Any]]) -> dict[tuple[str, int], int | None]:
+    """(run, step) -> the parent's step, by the documented rule: a run's checkpoints in
+    (created_at, NULL first; step; read order) order, each the child of the one before."""
+    parents: dict[tuple[str, int], int | None] = {}
+    for run in {r["run_id"] for r in rows}:
+        chain = sorted(
+            {r["step_index"]: (r["created_at"] is not None, r["created_at"] or "", i)
+             for i, r in reversed(list(enumerate(rows))) if r["run_id"] == run}.items(),
+            key=lambda kv: (*kv[1][:2], kv[0], kv[1][2]),
+        )  # fmt: skip
+        for before, (step, _) in zip([None, *chain], chain, strict=False):
+            parents[(run, step)] = None if before is None else before[0]
+    return parents
+
+
+def stored_parents(store: Path) -> dict[tuple[str, int], int | None]:
+    """(run, step) -> the stored parent's step."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        found = con.execute(
+            "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
+            "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id"
+        ).fetchall()
+    finally:
+        con.close()
+    return {(run, step): parent for run, step, parent in found}
+
+
+def test_a_source_without_parents_is_chained_as_it_goes_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source with no parent column: a pass over the whole table (DuckDB's, or batches
+    held) gives each checkpoint the one before it in its run as it inserts it, with no
+    update after; batch by batch, the rows are updated after; the chain is the same."""
+    rows = chain_rows()
+    source = _source(tmp_path / "src", rows)
+    real = session_module.derive_parents
+    updated: list[str] = []
+    monkeypatch.setattr(
+        session_module, "derive_parents", lambda *a, **k: (updated.append(way), real(*a, **k))
+    )
+    contents = {}
+    for way in ("whole", "held", "batches"):
+        store = tmp_path / f"{way}.duckdb"
+        with monkeypatch.context() as m:
+            if way == "batches":
+                m.setattr(importer_module, "_gathered", lambda session, plan, batches, o: batches)
+            _import(monkeypatch, store, source, way == "whole")
+        contents[way] = _content(store)
+        assert stored_parents(store) == expected_parents(rows), way
+    assert updated == ["batches"]
+    assert contents["whole"] == contents["held"] == contents["batches"]
 
 
 def test_a_reimport_and_a_grown_source_match_too(
