@@ -34,9 +34,10 @@ BATCH_BYTES = 48 * 1024 * 1024
 def aligned_rows(rows: int) -> int:
     """The largest power of two not above ``rows`` (at least 64, at most ``BATCH_ROWS``).
 
-    The store's row groups hold 16,384 rows (``debugger.store.ROW_GROUP_SIZE``). Batches
-    of a power of two rows fill them exactly, so the import can commit at a row group's end
-    and no commit leaves a part-filled group that the next one rewrites.
+    The store's row groups hold 8,192 rows (``debugger.store.ROW_GROUP_SIZE``). Batches
+    of a power of two rows fill them exactly, so the import can
+    commit at a row group's end and no commit leaves a part-filled group that the next one
+    rewrites.
     """
     rows = max(64, min(rows, BATCH_ROWS))
     return 1 << (rows.bit_length() - 1)
@@ -46,7 +47,7 @@ def ramped(rows: int, first: int = 2048) -> Iterator[int]:
     """Batch sizes that start small and double up to ``rows`` (a power of two), then stay.
 
     The first batches sum to ``rows`` (2,048 + 2,048 + 4,096 + 8,192 = 16,384), so batches
-    still fill the store's row groups exactly. For a reader whose first batch is slow to
+    still fill the store's row groups exactly (the first two together). For a reader whose first batch is slow to
     arrive (a server computing rows only as they are fetched): the store starts after
     2,048 rows instead of 16,384, and the reading goes on beside it.
     """
