@@ -49,8 +49,7 @@ def ramped(rows: int, first: int = 2048) -> Iterator[int]:
     The first batches sum to ``rows`` (2,048 + 2,048 + 4,096 + 8,192 = 16,384), so batches
     still fill the store's row groups exactly (the first two together). For a reader whose
     first batch is slow to arrive (a server computing rows only as they are fetched): the
-    store starts after
-    2,048 rows instead of 16,384, and the reading goes on beside it.
+    store starts after 2,048 rows instead of 16,384, and the reading goes on beside it.
     """
     done, size = 0, min(first, rows)
     while done < rows:
