@@ -29,7 +29,7 @@ from debugger.store.state_parts import SPLIT_MIN_BYTES
 from loaders import ImportOptions, import_source
 from loaders import importer as importer_module
 from loaders.native import NativeFlavour
-from tests.fixtures.native import COLUMNS, native_rows
+from tests.fixtures.native import COLUMNS, EFFECT_COLUMNS, effect_rows, native_rows
 
 GOOD = native_rows(4, 6)
 
@@ -297,6 +297,36 @@ def test_a_file_duckdb_cannot_read_goes_batch_by_batch(
         results[whole] = (str(failed.value).replace(str(source), "SRC"), _content(store))
     assert results[True] == results[False]
     assert "the file may be corrupt" in results[True][0]
+
+
+def test_a_later_table_failing_keeps_the_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checkpoints go in one pass, left open for what follows; the effects' file then
+    fails to read (a data page overwritten, the footer intact): the import reports it and
+    keeps the checkpoints and their runs, as the batches' import does."""
+    results = {}
+    for whole in (True, False):
+        source = tmp_path / f"src-{whole}"
+        source.mkdir()
+        _write(source / "checkpoints.parquet", GOOD)
+        effects = source / "effects.parquet"
+        table = pa.Table.from_pylist([{c: e[c] for c in EFFECT_COLUMNS} for e in effect_rows(4)])
+        pq.write_table(table, effects, row_group_size=2)
+        page = pq.ParquetFile(effects).metadata.row_group(1).column(EFFECT_COLUMNS.index("tool"))
+        with effects.open("r+b") as f:
+            f.seek(page.data_page_offset)
+            f.write(b"\xde\xad" * 32)
+        store = tmp_path / f"{whole}.duckdb"
+        taken: list[bool] = []
+        with pytest.raises(SourceError):
+            _import(monkeypatch, store, source, whole, taken)
+        assert taken == ([True] if whole else [])
+        content = _content(store)
+        assert len(content["view"]) == len(GOOD)
+        assert len(content["runs"]) == len({r["run_id"] for r in GOOD})
+        results[whole] = content
+    assert results[True] == results[False]
 
 
 def test_progress_rises_to_the_total(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
