@@ -196,9 +196,10 @@ class TablePlan:
     """Rows expected, for progress."""
     gather: bool = False
     """The batches may be held and inserted in passes, where they allow it (see
-    ``loaders.importer._gathered``). The native flavour sets it unless smaller batches than
-    the default were asked for (to bound memory); a flavour whose batches carry their own
-    cuts of the states (LangGraph) or rows of several kinds keeps them one by one."""
+    ``loaders.importer._gathered``). The native and mapped flavours set it for checkpoints
+    unless smaller batches than the default were asked for (to bound memory); a flavour
+    whose batches carry their own cuts of the states (LangGraph) or rows of several kinds
+    keeps them one by one."""
     whole: WholeTable | None = None
     """The whole table as one SELECT that DuckDB reads itself, when the source allows it
     (:meth:`SourceReader.whole_table`): the import then runs its statements once over all

@@ -34,7 +34,8 @@ import duckdb
 
 from debugger.contract import TABLE_COLUMNS
 from debugger.errors import MappingError
-from loaders.base import Flavour, SourceReader, TablePlan
+from debugger.store.state_parts import SPLIT_MIN_BYTES
+from loaders.base import BATCH_ROWS, Flavour, SourceReader, TablePlan, WholeTable
 from loaders.filter import Selection
 from loaders.sqlmap import Source, projection
 
@@ -208,15 +209,31 @@ class MappedFlavour(Flavour[SourceReader]):
             schema = reader.schema(tm.table)
             needed = sorted({s.column for s in tm.columns.values() if s.column})
             where = self._where(tm)
+            checkpoints = canonical == "checkpoints"
+            full = self.batch_rows >= BATCH_ROWS
             yield TablePlan(
                 table=canonical,
                 batches=reader.scan(
                     tm.table, columns=needed, batch_rows=self.batch_rows, where=where
                 ),
                 select_sql=projection(canonical, tm.columns, schema, "CAST(NULL AS VARCHAR)"),
-                derive_parents=canonical == "checkpoints" and "parent_id" not in tm.columns,
+                derive_parents=checkpoints and "parent_id" not in tm.columns,
                 total=None if where else reader.count(tm.table),
+                # as the native flavour's checkpoints (loaders.native): whole where DuckDB
+                # reads the table itself, else batches held for passes
+                whole=self._whole(reader, tm) if checkpoints and full and where is None else None,
+                gather=checkpoints and full,
             )
+
+    @staticmethod
+    def _whole(reader: SourceReader, tm: TableMapping) -> WholeTable | None:
+        """The mapped checkpoints as one table DuckDB reads, where the reader can give it
+        and the column the states come from (a JSON path's column is larger still) averages
+        under the size from which states are split."""
+        state = tm.columns.get("working_state")
+        if state is None or state.column is None:
+            return None
+        return reader.whole_table(tm.table, (state.column, SPLIT_MIN_BYTES))
 
     def _where(self, tm: TableMapping) -> Selection | None:
         """``--run``/``--since`` through the mapping: the table's ``run_id`` column, and the
