@@ -12,10 +12,13 @@ import pytest
 
 import debugger.store.session as session_mod
 from debugger.store import Store
+from debugger.store.session import ImportSession
 from loaders import import_source
+from loaders import importer as importer_module
 from loaders.base import aligned_rows
 from loaders.parquet import ParquetReader
 from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.loaders.test_whole_table import recording
 
 
 def test_aligned_rows_is_a_power_of_two_within_bounds() -> None:
@@ -188,6 +191,39 @@ def test_an_import_ending_on_a_part_filled_group_leaves_no_free_blocks(tmp_path:
     path = tmp_path / "s.duckdb"
     with Store.open(path) as store:
         assert import_source(store, str(source)).total.imported == 18_000
+    with Store.open(path, read_only=True) as store:
+        free = store.sql(
+            "SELECT free_blocks FROM pragma_database_size() "
+            "WHERE database_name = current_database()"
+        )
+        assert free == [(0,)]
+        assert store.sql("SELECT count(*) FROM checkpoints") == [(18_000,)]
+
+
+def test_batches_after_a_pass_left_open_leave_no_free_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first batch held and inserted as a pass, its transaction left open for what
+    follows, then a batch that cannot join a pass (a state to split) added in it: the
+    short group after the pass's full ones does not have DuckDB write them again."""
+    base = native_rows(runs=60, steps=60)
+    rows = [
+        {**r, "run_id": f"{r['run_id']}-{k}", "working_state": json.dumps({"n": [i, k] * 200})}
+        for k in range(5)
+        for i, r in enumerate(base)
+    ]
+    rows[-1]["working_state"] = json.dumps({"notes": ["x" * 300] * 40})  # split: no pass
+    source = write_native_sqlite(tmp_path / "n.sqlite", rows)
+    monkeypatch.setattr(importer_module, "GATHER_MAX_BYTES", 1)  # a pass for each batch
+    monkeypatch.setattr(importer_module, "ONE_PASS_MAX_BYTES", 1)
+    passes: list[bool] = []
+    monkeypatch.setattr(
+        ImportSession, "add_gathered", recording(ImportSession.add_gathered, passes)
+    )
+    path = tmp_path / "s.duckdb"
+    with Store.open(path) as store:
+        assert import_source(store, str(source)).total.imported == 18_000
+    assert passes == [True]
     with Store.open(path, read_only=True) as store:
         free = store.sql(
             "SELECT free_blocks FROM pragma_database_size() "
