@@ -398,10 +398,12 @@ class ImportSession:
         """Run ``ingest`` (one pass over ``nbytes`` of ``table``) in a transaction of its own
         and count what it did; on any error it is rolled back, with nothing else in it.
 
-        The transaction is left open for what follows: the next pass or batch commits it
-        first, or :meth:`finish` with the source's record and the import's checkpoint (an
-        import in one pass commits once: ~10 ms of a 20,000-row import's 0.3 s), or the
-        import's handler of a source that fails later (its rows are kept)."""
+        The transaction is left open for what follows: the next pass commits it first;
+        batches added after it join it and commit as batches do (:data:`COMMIT_BYTES`; the
+        pass's full row groups are not written again: tests/loaders/test_batch_alignment.py);
+        :meth:`finish` commits it with the source's record and the import's checkpoint (an
+        import in one pass commits once: ~10 ms of a 20,000-row import's 0.3 s); and the
+        import's handler of a source that fails later commits it (its rows are kept)."""
         con = self.con
         self.commit()
         large = self._read_bytes + nbytes >= LARGE_IMPORT_BYTES
