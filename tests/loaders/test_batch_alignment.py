@@ -180,24 +180,31 @@ def test_an_import_ending_on_a_part_filled_group_leaves_no_free_blocks(tmp_path:
     """A full row group then a short last batch: each is committed so that DuckDB keeps the
     group it wrote during the insert (in one transaction the commit wrote every row again,
     leaving the first copy's blocks free in the file)."""
+    _import_leaves_no_free_blocks(tmp_path, _rows_18k())
+
+
+def _rows_18k() -> list[dict[str, object]]:
+    """18,000 rows of ~2 KB states: a batch of 16,384 (two full row groups) and 1,616."""
     base = native_rows(runs=60, steps=60)
-    # 18,000 rows: a full group and 1,616 rows
-    rows = [
+    return [
         {**r, "run_id": f"{r['run_id']}-{k}", "working_state": json.dumps({"n": [i, k] * 200})}
         for k in range(5)
         for i, r in enumerate(base)
     ]
+
+
+def _import_leaves_no_free_blocks(tmp_path: Path, rows: list[dict[str, object]]) -> None:
     source = write_native_sqlite(tmp_path / "n.sqlite", rows)
     path = tmp_path / "s.duckdb"
     with Store.open(path) as store:
-        assert import_source(store, str(source)).total.imported == 18_000
+        assert import_source(store, str(source)).total.imported == len(rows)
     with Store.open(path, read_only=True) as store:
         free = store.sql(
             "SELECT free_blocks FROM pragma_database_size() "
             "WHERE database_name = current_database()"
         )
         assert free == [(0,)]
-        assert store.sql("SELECT count(*) FROM checkpoints") == [(18_000,)]
+        assert store.sql("SELECT count(*) FROM checkpoints") == [(len(rows),)]
 
 
 def test_batches_after_a_pass_left_open_leave_no_free_blocks(
@@ -206,28 +213,13 @@ def test_batches_after_a_pass_left_open_leave_no_free_blocks(
     """A first batch held and inserted as a pass, its transaction left open for what
     follows, then a batch that cannot join a pass (a state to split) added in it: the
     short group after the pass's full ones does not have DuckDB write them again."""
-    base = native_rows(runs=60, steps=60)
-    rows = [
-        {**r, "run_id": f"{r['run_id']}-{k}", "working_state": json.dumps({"n": [i, k] * 200})}
-        for k in range(5)
-        for i, r in enumerate(base)
-    ]
+    rows = _rows_18k()
     rows[-1]["working_state"] = json.dumps({"notes": ["x" * 300] * 40})  # split: no pass
-    source = write_native_sqlite(tmp_path / "n.sqlite", rows)
     monkeypatch.setattr(importer_module, "GATHER_MAX_BYTES", 1)  # a pass for each batch
     monkeypatch.setattr(importer_module, "ONE_PASS_MAX_BYTES", 1)
     passes: list[bool] = []
     monkeypatch.setattr(
         ImportSession, "add_gathered", recording(ImportSession.add_gathered, passes)
     )
-    path = tmp_path / "s.duckdb"
-    with Store.open(path) as store:
-        assert import_source(store, str(source)).total.imported == 18_000
+    _import_leaves_no_free_blocks(tmp_path, rows)
     assert passes == [True]
-    with Store.open(path, read_only=True) as store:
-        free = store.sql(
-            "SELECT free_blocks FROM pragma_database_size() "
-            "WHERE database_name = current_database()"
-        )
-        assert free == [(0,)]
-        assert store.sql("SELECT count(*) FROM checkpoints") == [(18_000,)]

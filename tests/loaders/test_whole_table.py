@@ -112,25 +112,30 @@ def recording(real: Callable[..., Any], taken: list[bool]) -> Callable[..., Any]
     return spied
 
 
-def _content(store: Path) -> dict[str, list[tuple[Any, ...]]]:
+def _read(store: Path, queries: dict[str, str]) -> dict[str, list[tuple[Any, ...]]]:
+    """Each query's rows, on the store opened read-only with plain DuckDB."""
     con = duckdb.connect(str(store), read_only=True)
     try:
-        return {
-            name: con.execute(sql).fetchall()
-            for name, sql in {
-                "rows": "SELECT * EXCLUDE (source_id) FROM checkpoint_rows ORDER BY ckpt_key",
-                "view": "SELECT * EXCLUDE (source_id) FROM checkpoints "
-                "ORDER BY run_id, step_index, checkpoint_id",
-                "runs": "SELECT * FROM runs ORDER BY run_id",
-                "run_keys": "SELECT * FROM run_keys ORDER BY run_num",
-                "quarantine": "SELECT * EXCLUDE (quarantined_at) FROM quarantine "
-                "ORDER BY source_key, reason",
-                "sources": "SELECT source_id, kind, flavour, rows_read, imported, "
-                "already_present, quarantined FROM sources ORDER BY source_id",
-            }.items()
-        }
+        return {name: con.execute(sql).fetchall() for name, sql in queries.items()}
     finally:
         con.close()
+
+
+def _content(store: Path) -> dict[str, list[tuple[Any, ...]]]:
+    return _read(
+        store,
+        {
+            "rows": "SELECT * EXCLUDE (source_id) FROM checkpoint_rows ORDER BY ckpt_key",
+            "view": "SELECT * EXCLUDE (source_id) FROM checkpoints "
+            "ORDER BY run_id, step_index, checkpoint_id",
+            "runs": "SELECT * FROM runs ORDER BY run_id",
+            "run_keys": "SELECT * FROM run_keys ORDER BY run_num",
+            "quarantine": "SELECT * EXCLUDE (quarantined_at) FROM quarantine "
+            "ORDER BY source_key, reason",
+            "sources": "SELECT source_id, kind, flavour, rows_read, imported, "
+            "already_present, quarantined FROM sources ORDER BY source_id",
+        },
+    )
 
 
 def _counts(report: ImportReport) -> tuple[Any, ...]:
@@ -199,15 +204,11 @@ def expected_parents(rows: list[dict[str, Any]]) -> dict[tuple[str, int], int | 
 
 def stored_parents(store: Path) -> dict[tuple[str, int], int | None]:
     """(run, step) -> the stored parent's step."""
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        found = con.execute(
-            "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
-            "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id"
-        ).fetchall()
-    finally:
-        con.close()
-    return {(run, step): parent for run, step, parent in found}
+    sql = (
+        "SELECT c.run_id, c.step_index, p.step_index FROM checkpoints c "
+        "LEFT JOIN checkpoints p ON p.run_id = c.run_id AND p.checkpoint_id = c.parent_id"
+    )
+    return {(run, step): parent for run, step, parent in _read(store, {"p": sql})["p"]}
 
 
 def test_a_source_without_parents_is_chained_as_it_goes_in(
@@ -273,6 +274,14 @@ def test_a_state_to_split_sends_the_table_to_the_batches(
         assert ckpt is not None and ckpt.working_state == big
 
 
+def _damage(path: Path, group: int, column: int) -> None:
+    """Overwrite the first data page of a column chunk with noise (the footer intact)."""
+    page = pq.ParquetFile(path).metadata.row_group(group).column(column)
+    with path.open("r+b") as f:
+        f.seek(page.data_page_offset)
+        f.write(b"\xde\xad" * 32)
+
+
 def test_a_file_duckdb_cannot_read_goes_batch_by_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -285,10 +294,7 @@ def test_a_file_duckdb_cannot_read_goes_batch_by_batch(
         source.mkdir()
         path = source / "part-0.parquet"
         _write(path, GOOD)  # row groups of 7 rows
-        page = pq.ParquetFile(path).metadata.row_group(2).column(COLUMNS.index("working_state"))
-        with path.open("r+b") as f:
-            f.seek(page.data_page_offset)
-            f.write(b"\xde\xad" * 64)
+        _damage(path, 2, COLUMNS.index("working_state"))
         store = tmp_path / f"{whole}.duckdb"
         taken: list[bool] = []
         with pytest.raises(SourceError) as failed:
@@ -313,10 +319,7 @@ def test_a_later_table_failing_keeps_the_pass(
         effects = source / "effects.parquet"
         table = pa.Table.from_pylist([{c: e[c] for c in EFFECT_COLUMNS} for e in effect_rows(4)])
         pq.write_table(table, effects, row_group_size=2)
-        page = pq.ParquetFile(effects).metadata.row_group(1).column(EFFECT_COLUMNS.index("tool"))
-        with effects.open("r+b") as f:
-            f.seek(page.data_page_offset)
-            f.write(b"\xde\xad" * 32)
+        _damage(effects, 1, EFFECT_COLUMNS.index("tool"))
         store = tmp_path / f"{whole}.duckdb"
         taken: list[bool] = []
         with pytest.raises(SourceError):
