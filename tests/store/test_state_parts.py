@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from debugger.cli import main
 from debugger.json_text import dumps, loads
-from debugger.store import Store, state_parts
+from debugger.store import Store, state_parts, state_write
 from debugger.store.state_parts import PART_MIN_CHARS, SPLIT_MIN_BYTES, join, split
 from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
@@ -178,10 +178,13 @@ def test_hostile_states_come_back_exactly_through_every_read(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.parametrize("lookup", ["scan", "literal list"])
 def test_a_part_colliding_with_a_stored_one_leaves_the_state_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookup: str
 ) -> None:
-    """Two texts under one hash, across imports: the later state is stored whole."""
+    """Two texts under one hash, across imports: the later state is stored whole, whether
+    the stored parts are found by a scan (few stored) or by a list of hashes (many)."""
+    monkeypatch.setattr(state_write, "SCAN_ROWS_PER_HASH", 10**9 if lookup == "scan" else 0)
     first = {"a": orjson.dumps({"messages": _messages(20, "a")}).decode()}
     second = {"b": orjson.dumps({"messages": _messages(20, "b")}).decode()}
     path = tmp_path / "s.duckdb"
