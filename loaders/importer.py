@@ -85,7 +85,7 @@ def choose_flavour(reader: SourceReader, options: ImportOptions) -> Flavour[Any]
             return FLAVOURS[name]()
     raise FlavourError(
         f"{reader.kind} source has no checkpoint tables Stepscope knows (found: {_found(reader)})",
-        "write a mapping file for its tables and pass --mapping FILE "
+        "write a mapping file for its tables and pass it with --mapping FILE "
         "(see `stepscope import --help`)",
     )
 

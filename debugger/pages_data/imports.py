@@ -117,7 +117,9 @@ def reason_rows(report: ImportReport) -> list[dict[str, Any]]:
 
 _CLI_HINTS = (
     (re.compile(r"--flavou?r (\w+)"), r"the Flavour \1"),
-    (re.compile(r"(pass )?--mapping FILE"), "a mapping file in the Mapping file field"),
+    (re.compile(r"pass it with --mapping FILE"), "give it in the Mapping file field"),
+    (re.compile(r"pass --mapping FILE"), "give a mapping file in the Mapping file field"),
+    (re.compile(r"--mapping FILE"), "a mapping file in the Mapping file field"),
     (re.compile(r"the --mapping path"), "the Mapping file path"),
     (re.compile(r" ?\(see `stepscope import --help`\)"), ""),
 )

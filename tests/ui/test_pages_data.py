@@ -4,13 +4,20 @@ the Import page's progress and rows, the Timeline's URL and navigator labels."""
 from __future__ import annotations
 
 import html
+import sqlite3
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from debugger.errors import StepscopeError
 from debugger.model import Budgets, ImportReport, Run, TableCounts
 from debugger.pages_data import fork_tree, replay, run_list, runs, timeline
-from debugger.pages_data.imports import progress, reason_rows, table_rows
+from debugger.pages_data.imports import app_hint, progress, reason_rows, table_rows
 from debugger.pages_data.timeline import StepRef
+from debugger.store import Store
+from loaders import ImportOptions, import_source
 
 
 def _run(run_id: str, **overrides: Any) -> Run:
@@ -124,6 +131,38 @@ def test_import_progress_and_report_rows() -> None:
          "quarantined": 1, "updated": 0}
     ]  # fmt: skip
     assert reason_rows(report) == [{"reason": "bad json", "rows": 1}]
+
+
+@pytest.mark.parametrize(
+    ("table", "flavour", "expected"),
+    [
+        ("orders", "auto", "write a mapping file for its tables and give it in the Mapping file"),
+        ("orders", "native", "use the Flavour auto, or a mapping file in the Mapping file field"),
+        ("orders", "mapped", "give a mapping file in the Mapping file field"),
+        ("checkpoints", "auto", "name the one that is step_index `step_index`, or give a"),
+    ],
+)
+def test_import_errors_read_in_the_pages_words(
+    tmp_path: Path, table: str, flavour: str, expected: str
+) -> None:
+    """The errors a real import raises for a source of other tables, with their hints put
+    in the Import page's controls: no command-line option is left."""
+    source = tmp_path / "other.sqlite"
+    con = sqlite3.connect(source)
+    # the checkpoints: two aliases of the step (docs/native-shape.md), which may be either
+    columns = (
+        "run_id TEXT, step INTEGER, step_no INTEGER, state TEXT"
+        if table == "checkpoints"
+        else "id INTEGER, body TEXT"
+    )
+    con.execute(f"CREATE TABLE {table} ({columns})")
+    con.commit()
+    con.close()
+    with Store.open(tmp_path / "s.duckdb") as store, pytest.raises(StepscopeError) as failed:
+        import_source(store, str(source), ImportOptions(flavour=flavour))
+    shown = app_hint(str(failed.value))
+    assert expected in shown, shown
+    assert "--" not in shown and "stepscope import" not in shown, shown
 
 
 def _refs() -> list[StepRef]:
