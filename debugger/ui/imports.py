@@ -7,6 +7,7 @@ sessions wait while the store is open for writing.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +42,27 @@ from debugger.ui.common import (
 TITLE, ICON, URL = page_labels(__name__)
 
 
-def _progress_bar() -> Any:
+def _progress_bar() -> tuple[Any, Callable[[], None]]:
+    """The import's progress callback, and what removes the bar when the import failed
+    before it read a row (an error under "Starting the import…" reads as still running)."""
     bar = st.progress(0.0, text="Starting the import…")
     run = get_script_run_ctx()
+    reported = threading.Event()
 
     def report(table: str, done: int, total: int | None) -> None:
         # a one-pass Parquet import reports from a thread of its own: the bar is this
         # script run's, so that thread draws it as the run (without, Streamlit drops it)
         if get_script_run_ctx(suppress_warning=True) is None and run is not None:
             add_script_run_ctx(threading.current_thread(), run)
+        reported.set()
         share, text = progress(table, done, total)
         bar.progress(share, text=text)
 
-    return report
+    def unused() -> None:
+        if not reported.is_set():
+            bar.empty()
+
+    return report, unused
 
 
 def _source_inputs() -> tuple[str, Any]:
@@ -78,7 +87,7 @@ def _source_inputs() -> tuple[str, Any]:
 
 def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportResult | None:
     """Import; on an error show it in the page's words (None)."""
-    on_progress = _progress_bar()
+    on_progress, drop_unused_bar = _progress_bar()
     try:
         # the app's sessions keep off the store while it is open for writing
         with writing():
@@ -87,6 +96,7 @@ def _run_import(kind: str, source: Any, flavour: str, mapping: str) -> ImportRes
                                      mapping, on_progress)  # fmt: skip
             return import_into(store_path(), source, flavour, mapping, on_progress)
     except StepscopeError as e:
+        drop_unused_bar()
         st.error(md_text(app_hint(str(e))), icon=":material/error:")
         return None
 

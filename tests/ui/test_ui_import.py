@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,23 @@ def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path)
         holder.communicate("")
 
 
+def test_an_import_that_fails_before_reading_leaves_no_bar_behind(tmp_path: Path) -> None:
+    """A source of other tables: one error, in the page's words, and no progress bar still
+    saying the import is starting."""
+    source = tmp_path / "other.sqlite"
+    con = sqlite3.connect(source)
+    con.execute("CREATE TABLE orders (id INTEGER, body TEXT)")
+    con.commit()
+    con.close()
+    at = open_app(tmp_path / "s.duckdb", "import")
+    at.text_input(key="import_path").set_value(str(source)).run()
+    at.button(key="import_go").click().run()
+    assert not at.exception
+    errors = [html.unescape(e.value) for e in at.error]
+    assert len(errors) == 1 and "give it in the Mapping file field" in errors[0], errors
+    assert not [e.proto.text for e in at.get("progress")]
+
+
 @pytest.mark.postgres
 def test_import_a_postgres_url(tmp_path: Path) -> None:
     from tests.fixtures.pg import database_for, write_native_postgres
@@ -96,7 +114,7 @@ PROGRESS_FROM_A_THREAD = """
 import threading
 from debugger.ui.imports import _progress_bar
 
-report = _progress_bar()
+report, _ = _progress_bar()
 reporter = threading.Thread(target=report, args=("checkpoints", 5, 10))
 reporter.start()
 reporter.join()
