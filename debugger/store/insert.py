@@ -166,9 +166,10 @@ def insert_checkpoints(
 
     ``chain``: the batch holds every checkpoint of the source (a whole table's pass) and
     the source has no parent column. When none of its runs has rows stored already, each
-    row's parent is the checkpoint before it in its run, given as the rows go in: the
-    chain :func:`derive_parents` would draw after the import (the same order), without
-    its update of the rows just written (and the second derivation of their runs).
+    row without a parent of its own (a payload may give one) gets the checkpoint before it
+    in its run, as the rows go in: the chain :func:`derive_parents` would draw after the
+    import (the same order, the same rows), without its update of the rows just written
+    (and the second derivation of their runs).
 
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
     in the import, handed over by the session; so no sort or window runs over the batch.
@@ -210,7 +211,8 @@ def insert_checkpoints(
             ) AS prev
             FROM _v v WHERE v._why IS NULL {filters}"""
         )
-        parent, join_parent = "p.prev", "LEFT JOIN _par p ON p._pos = v._pos"
+        # a parent the row gives (a payload's) is kept, as derive_parents keeps it
+        parent, join_parent = "coalesce(s.parent_id, p.prev)", "LEFT JOIN _par p ON p._pos = v._pos"
     split = _split_new_states(con, filters, state_write.has_given(types))
     whole = f"v.state_bytes < {LARGE_STATE_BYTES}"
     join_split = ""

@@ -29,7 +29,7 @@ from debugger.store.state_parts import SPLIT_MIN_BYTES
 from loaders import ImportOptions, import_source
 from loaders import importer as importer_module
 from loaders.native import NativeFlavour
-from tests.fixtures.native import COLUMNS, EFFECT_COLUMNS, effect_rows, native_rows
+from tests.fixtures.native import COLUMNS, EFFECT_COLUMNS, effect_rows, native_rows, payload_of
 
 GOOD = native_rows(4, 6)
 
@@ -211,14 +211,38 @@ def stored_parents(store: Path) -> dict[tuple[str, int], int | None]:
     return {(run, step): parent for run, step, parent in _read(store, {"p": sql})["p"]}
 
 
+def _payload_source(directory: Path, rows: list[dict[str, Any]]) -> Path:
+    """The rows in the payload form (one JSON document a row), each with its checkpoint id,
+    and run-1's step 5 given a parent of its own: step 2 (a fork, as a resume writes it)."""
+    directory.mkdir()
+    docs = []
+    for r in rows:
+        doc = json.loads(payload_of(r))
+        doc["checkpoint_id"] = f"{r['run_id']}/c{r['step_index']}"
+        if (r["run_id"], r["step_index"]) == ("run-1", 5):
+            doc["parent_id"] = "run-1/c2"
+        docs.append(json.dumps(doc))
+    table = pa.table({"run_id": [r["run_id"] for r in rows],
+                      "step_index": [r["step_index"] for r in rows], "payload": docs})  # fmt: skip
+    pq.write_table(table, directory / "part-0.parquet", row_group_size=7)
+    return directory / "part-*.parquet"
+
+
+@pytest.mark.parametrize("form", ["columns", "payload"])
 def test_a_source_without_parents_is_chained_as_it_goes_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
     """A source with no parent column: a pass over the whole table (DuckDB's, or batches
     held) gives each checkpoint the one before it in its run as it inserts it, with no
-    update after; batch by batch, the rows are updated after; the chain is the same."""
+    update after; batch by batch, the rows are updated after; the chain is the same. A
+    parent the row gives in its payload is kept."""
     rows = chain_rows()
-    source = _source(tmp_path / "src", rows)
+    expected = expected_parents(rows)
+    if form == "columns":
+        source = _source(tmp_path / "src", rows)
+    else:
+        source = _payload_source(tmp_path / "src", rows)
+        expected[("run-1", 5)] = 2
     real = session_module.derive_parents
     updated: list[str] = []
     monkeypatch.setattr(
@@ -232,7 +256,7 @@ def test_a_source_without_parents_is_chained_as_it_goes_in(
                 m.setattr(importer_module, "_gathered", lambda session, plan, batches, o: batches)
             _import(monkeypatch, store, source, way == "whole")
         contents[way] = _content(store)
-        assert stored_parents(store) == expected_parents(rows), way
+        assert stored_parents(store) == expected, way
     assert updated == ["batches"]
     assert contents["whole"] == contents["held"] == contents["batches"]
 
