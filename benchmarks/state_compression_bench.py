@@ -3,8 +3,8 @@
 The same ~2 KB states (``synth.py``'s, as the import benchmark's source holds them) go into
 a fresh DuckDB file per method, in a table shaped like the store's small-state storage
 (``k BIGINT`` with an ART index, ``st VARCHAR USING COMPRESSION <method>``), attached as the
-store is (``ROW_GROUP_SIZE 16384``, the block size under test) and inserted in 16,384-row
-transactions as an import commits them. Methods: ``dict_fsst`` (the store's choice),
+store is (its ``ROW_GROUP_SIZE``, the block size under test) and inserted in 16,384-row
+transactions, an import's batches. Methods: ``dict_fsst`` (the store's choice),
 ``zstd`` and ``auto`` (no clause: DuckDB picks per segment). Plain ``fsst`` is not one:
 DuckDB 2.0 refuses it for writing ("that type is deprecated and only has decompress
 support"); ``dict_fsst`` is its successor.
@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 METHODS = ("dict_fsst", "zstd", "auto")
 GROUP = 16_384
+"""Rows a transaction: an import's batch (``loaders.base.BATCH_ROWS``)."""
 LOOKUPS = 300
 
 
@@ -76,8 +77,10 @@ def child(method: str, src: str, dst: str, rows: int, block_size: int) -> dict[s
     del texts
     con = duckdb.connect(":memory:")
     clause = "" if method == "auto" else f" USING COMPRESSION {method}"
+    from debugger.store.schema import ROW_GROUP_SIZE
+
     c0 = time.process_time()
-    con.execute(f"ATTACH '{dst}' AS s (ROW_GROUP_SIZE {GROUP}, BLOCK_SIZE {block_size})")
+    con.execute(f"ATTACH '{dst}' AS s (ROW_GROUP_SIZE {ROW_GROUP_SIZE}, BLOCK_SIZE {block_size})")
     con.execute(f"CREATE TABLE s.s (k BIGINT, st VARCHAR{clause})")
     con.execute("CREATE INDEX s_k ON s.s (k)")
     for first in range(0, rows, GROUP):
