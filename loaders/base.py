@@ -35,9 +35,8 @@ def aligned_rows(rows: int) -> int:
     """The largest power of two not above ``rows`` (at least 64, at most ``BATCH_ROWS``).
 
     The store's row groups hold 8,192 rows (``debugger.store.ROW_GROUP_SIZE``). Batches
-    of a power of two rows fill them exactly, so the import can
-    commit at a row group's end and no commit leaves a part-filled group that the next one
-    rewrites.
+    of a power of two rows fill them exactly, so the import can commit at a row group's
+    end and no commit leaves a part-filled group that the next one rewrites.
     """
     rows = max(64, min(rows, BATCH_ROWS))
     return 1 << (rows.bit_length() - 1)
