@@ -41,14 +41,29 @@ def literal(value: Any) -> str:
 
 
 def _is_text(t: pa.DataType) -> bool:
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+    """Text DuckDB reads as VARCHAR (or JSON): every string layout, and the JSON extension
+    type, whose values are its text. Anything else in a JSON field is made JSON with
+    ``to_json``, which would make text a JSON string (``"{\\"a\\": 1}"``)."""
+    if isinstance(t, pa.ExtensionType) and t.extension_name == "arrow.json":
+        return True
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    """Bytes DuckDB reads as BLOB."""
+    return bool(
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_fixed_size_binary(t)
+    )
 
 
 def column_text(name: str, arrow_type: pa.DataType, as_json: bool) -> str:
     """A source column as the store expects it: JSON fields as JSON text, others as they are."""
     col = ident(name)
     if as_json and not _is_text(arrow_type) and not pa.types.is_null(arrow_type):
-        if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        if _is_bytes(arrow_type):
             # decode() reads the bytes as UTF-8; CAST(blob AS VARCHAR) would escape them
             # ('{\\x22a\\x22...') and every JSON document stored as a BLOB would be rejected
             return (

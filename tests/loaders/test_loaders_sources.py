@@ -93,6 +93,43 @@ def test_json_stored_as_sqlite_blobs_is_decoded_as_utf8(tmp_path: Path) -> None:
     assert doc["metadata"] == {"agent": "a"}
 
 
+TEXT_LAYOUTS = {
+    "string": pa.string(),
+    "large_string": pa.large_string(),
+    "string_view": pa.string_view(),
+    "json": pa.json_(),
+    "binary": pa.binary(),
+    "binary_view": pa.binary_view(),
+}
+
+
+@pytest.mark.parametrize("layout", TEXT_LAYOUTS)
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "batches"])
+def test_json_in_any_arrow_text_layout_is_stored_as_the_document(
+    layout: str, whole: bool, tmp_path: Path
+) -> None:
+    # pyarrow writes a string_view (or JSON-typed) column as such and reads it back so; its
+    # states were once made JSON *strings* ("{\"step\": 0}") by to_json
+    type_ = TEXT_LAYOUTS[layout]
+    texts = [json.dumps({"step": s, "note": "café"}) for s in range(3)]
+    values = [t.encode() for t in texts] if "binary" in layout else texts
+    meta = ['{"agent": "a"}'] * 3
+    table = pa.table({
+        "run_id": ["r"] * 3, "step_index": [0, 1, 2],
+        "working_state": pa.array(values, type_),
+        "metadata": pa.array([m.encode() for m in meta] if "binary" in layout else meta, type_),
+    })  # fmt: skip
+    pq.write_table(table, tmp_path / "c.parquet")
+    assert pq.read_schema(tmp_path / "c.parquet").field("working_state").type == type_
+    args = [] if whole else ["--batch-rows", "1024"]  # smaller batches: never read whole
+    report = stepscope_json("import", tmp_path / "c.parquet", *args)
+    assert report["total"]["imported"] == 3
+    for step in range(3):
+        doc = stepscope_json("show", "r", "--step", str(step))["checkpoint"]
+        assert doc["working_state"] == {"step": step, "note": "café"}
+        assert doc["metadata"] == {"agent": "a"}
+
+
 def test_one_real_in_an_integer_column_rejects_only_its_row(tmp_path: Path) -> None:
     # SQLite keeps 12.5 as REAL in an INTEGER column; the other rows must still import
     rows = native_rows(1, 4)
