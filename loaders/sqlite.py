@@ -166,7 +166,7 @@ class SqliteReader(SqlReader):
 
     def _scan(
         self, table: str, columns: list[str] | None, batch_rows: int, where: str = "TRUE"
-    ) -> Iterator[pa.RecordBatch]:
+    ) -> Iterator[pa.RecordBatch | pa.Table]:
         names = columns or self.columns(table)
         cols = ", ".join(_quote(c) for c in names)
         try:
@@ -182,7 +182,10 @@ class SqliteReader(SqlReader):
                 if isinstance(after, int):
                     query += f" AND rowid > {after}"
                 cur = self.con.execute(query + " ORDER BY rowid")
-                while rows := cur.fetchmany(n):
+                # a short first batch, unless the ADBC path read the first ones
+                first = n if isinstance(after, int) else min(n, FIRST_BATCH_ROWS)
+                sizes = itertools.chain([first], itertools.repeat(n))
+                while rows := cur.fetchmany(next(sizes)):
                     keys = [r[0] for r in rows]
                     yield rows_to_batch([r[1:] for r in rows], names, keys, declared)
             else:
@@ -201,7 +204,7 @@ class SqliteReader(SqlReader):
         n: int,
         declared: dict[str, pa.DataType],
         where: str = "TRUE",
-    ) -> Generator[pa.RecordBatch, None, object]:
+    ) -> Generator[pa.RecordBatch | pa.Table, None, object]:
         """Stream a rowid table through ADBC's SQLite driver, straight into Arrow in C.
 
         Faster than the stdlib driver plus ``pa.array`` (benchmarks/README.md), and it does
@@ -214,6 +217,10 @@ class SqliteReader(SqlReader):
         Text and bytes columns are then given their declared type
         (:func:`loaders.arrow_rows.conform`), which also finds text that is not UTF-8.
 
+        The first batch is :data:`FIRST_BATCH_ROWS` (fewer rows to check, and the store
+        starts validating it while the rest is read); the driver's batches after it are
+        joined in twos or more, to batches of ``n`` rows.
+
         Returns:
             ``_DONE`` when the whole table was read, else the last rowid read (or None).
         """
@@ -223,11 +230,12 @@ class SqliteReader(SqlReader):
         import adbc_driver_sqlite
 
         cols = ", ".join(_quote(c) for c in names)
+        step = min(n, FIRST_BATCH_ROWS)
         # only the first batch is checked (later values that do not fit make ADBC fail):
         # SQLite finds its last rowid once and skips the checks of every row after it
         last_of_first = (
             f"coalesce((SELECT rowid FROM {_quote(table)} WHERE ({where}) ORDER BY rowid "
-            f"LIMIT 1 OFFSET {n - 1}), 9223372036854775807)"
+            f"LIMIT 1 OFFSET {step - 1}), 9223372036854775807)"
         )
         odd = f"CASE WHEN rowid <= {last_of_first} THEN {_odd_sql(names, declared)} ELSE 0 END"
         last: int | None = None
@@ -242,7 +250,7 @@ class SqliteReader(SqlReader):
                 handles.callback(con.close)
                 stmt = adbc.AdbcStatement(con)
                 handles.callback(stmt.close)
-                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(n)})
+                stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(step)})
                 stmt.set_sql_query(
                     f"SELECT rowid AS _key, {cols}, {odd} AS _odd FROM {_quote(table)} "
                     f"WHERE ({where}) ORDER BY rowid"
@@ -250,14 +258,19 @@ class SqliteReader(SqlReader):
                 stream, _ = stmt.execute_query()
                 reader = pa.RecordBatchReader._import_from_c(stream.address)
                 first = True
+                held: list[pa.RecordBatch] = []  # read, not yet handed on
                 for flagged in reader:
                     batch = flagged.select(range(flagged.num_columns - 1))  # without _odd
                     if first and not self._types_hold(table, names, declared, flagged):
                         return None
-                    first = False
                     if batch.num_rows:
-                        yield conform(batch, declared)
-                        last = int(batch.column(0)[-1].as_py())
+                        held.append(conform(batch, declared))
+                    if held and (first or len(held) * step >= n):
+                        yield from _joined(held)
+                        last = int(held[-1].column(0)[-1].as_py())
+                        held = []
+                    first = False
+                yield from _joined(held)
                 return _DONE
             except (OSError, adbc.Error):  # a value of another type: the stdlib path goes on
                 return last
@@ -299,6 +312,21 @@ class SqliteReader(SqlReader):
 
     def close(self) -> None:
         self.con.close()
+
+
+FIRST_BATCH_ROWS = 8192
+"""Rows of a rowid table's first batch (a row group of the store's): the store validates it
+while the reader goes on. At 16,384 rows, as the batches after it, a 20,000-row table's
+import waited for four fifths of it to be read (0.35 against 0.33 s)."""
+
+
+def _joined(held: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch | pa.Table]:
+    """The batches as one table (zero-copy), or one by one where a batch has a column the
+    others lack (rows that are not UTF-8, :func:`loaders.arrow_rows.conform`)."""
+    if len(held) > 1 and all(b.schema.equals(held[0].schema) for b in held):
+        yield pa.Table.from_batches(held)
+    else:
+        yield from held
 
 
 def _fast_reader_available() -> bool:

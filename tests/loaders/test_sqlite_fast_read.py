@@ -142,3 +142,53 @@ def test_a_value_of_another_type_anywhere_in_the_first_batch_is_found(
     con.close()
     batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[None])
     assert sum(b.num_rows for b in batches) == 400 - 133
+
+
+def test_the_first_batch_is_shorter_and_the_driver_batches_after_it_are_joined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first batch of FIRST_BATCH_ROWS (the store starts on it early), then batches of
+    ``batch_rows``, both ways; through ADBC each is the driver's batches joined."""
+    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", 64)
+    rows = [(i, i / 2, f'{{"n": {i}}}') for i in range(1000)]
+    path = _write(tmp_path / "clean.sqlite", rows)
+    batches = _same(path, monkeypatch, batch_rows=256, fast_ends=[sqlite_mod._DONE])
+    assert [b.num_rows for b in batches] == [64, 256, 256, 256, 168]
+    keys = [k for b in batches for k in b.column("_key").to_pylist()]
+    assert keys == list(range(1, 1001))
+
+
+def test_a_later_value_of_another_type_drops_no_held_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADBC fails on row 700, in the second of four driver batches being joined: the one
+    before it was read but not handed on, and the stdlib path reads it again (no row lost,
+    none twice)."""
+    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", 64)
+    rows: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(1000)]
+    rows[699] = ("not a number", 1.0, "s")
+    path = _write(tmp_path / "late.sqlite", rows)
+    batches = _same(path, monkeypatch, batch_rows=256, fast_ends=[576])
+    keys = [k for b in batches for k in b.column("_key").to_pylist()]
+    assert keys == list(range(1, 1001))
+
+
+def test_text_that_is_not_utf8_in_one_driver_batch_keeps_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A driver batch with undecodable text gets a column the others lack: the batches are
+    handed on one by one instead of joined, and every row is read once."""
+    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", 64)
+    path = _write(tmp_path / "bad.sqlite", [(i, i / 2, "ok") for i in range(600)], "a, b, c TEXT")
+    con = sqlite3.connect(path)
+    con.execute("UPDATE t SET c = CAST(X'66ff6f' AS TEXT) WHERE rowid = 200")
+    con.commit()
+    con.close()
+    monkeypatch.setattr(sqlite_mod, "_fast_reader_available", lambda: True)
+    with SqliteReader(path) as reader:
+        batches = list(reader.scan("t", batch_rows=256))
+    keys = [k for b in batches for k in b.column("_key").to_pylist()]
+    assert keys == list(range(1, 601))
+    marked = [b for b in batches if "_undecodable" in b.schema.names]
+    assert [b.num_rows for b in marked] == [64]
+    assert [b.num_rows for b in batches] == [64, 64, 64, 64, 64, 256, 24]
