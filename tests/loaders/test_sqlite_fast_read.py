@@ -192,3 +192,14 @@ def test_text_that_is_not_utf8_in_one_driver_batch_keeps_every_row(
     marked = [b for b in batches if "_undecodable" in b.schema.names]
     assert [b.num_rows for b in marked] == [64]
     assert [b.num_rows for b in batches] == [64, 64, 64, 64, 64, 256, 24]
+
+
+def test_a_first_rows_check_that_fails_sends_the_table_the_stdlib_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first rows' types are checked on a thread, on a connection of its own; when that
+    check cannot answer, the batch is not trusted and the stdlib path reads the table."""
+    decl = "a INTEGER, b REAL, c BLOB"
+    path = _write(tmp_path / "t.sqlite", [(i, i / 2, b"x") for i in range(300)], decl)
+    monkeypatch.setattr(sqlite_mod, "_odd_sql", lambda names, declared: "no_such_column")
+    _same(path, monkeypatch, batch_rows=64, fast_ends=[None])
