@@ -24,6 +24,7 @@ import pyarrow as pa
 from debugger.contract import UNDECODABLE
 from debugger.model import TableCounts
 from debugger.store.insert import (
+    batch_facts,
     drop_batch_tables,
     insert_checkpoints,
     insert_other,
@@ -103,12 +104,9 @@ def ingest_batch(
         NotInOnePass: ``whole``, and some of the new states would be split.
     """
     read, bad, types = stage_batch(con, table, prestaged)
-    if whole and table == "checkpoints":
-        row = con.execute(
-            f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {SPLIT_MIN_BYTES}"
-        ).fetchone()
-        if row and row[0]:
-            raise NotInOnePass(f"{row[0]} states of {SPLIT_MIN_BYTES} bytes or more")
+    facts = batch_facts(con) if table == "checkpoints" else None
+    if whole and facts and facts.to_split:
+        raise NotInOnePass(f"{facts.to_split} states of {SPLIT_MIN_BYTES} bytes or more")
     if staged is not None:
         staged()
     found: dict[str, int] = {}
@@ -123,7 +121,7 @@ def ingest_batch(
     valid = read - bad
     chained = False
     if table == "checkpoints":
-        imported, updated, chained = insert_checkpoints(con, source_id, types, chain)
+        imported, updated, chained = insert_checkpoints(con, source_id, types, chain, facts)
     else:
         imported, updated = insert_other(con, table, source_id, typed_with_ids(con, table))
     drop_batch_tables(con)

@@ -6,6 +6,9 @@ transaction; each function notes in ``_touched`` the runs whose rows it inserted
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import duckdb
 
 from debugger.contract import TABLE_COLUMNS
@@ -120,6 +123,31 @@ def insert_other(
     return (int(inserted[0]) if inserted else 0), updated
 
 
+@dataclass(frozen=True)
+class BatchFacts:
+    """What the statements after validation need to know of a batch's valid checkpoints,
+    counted in one scan of ``_v`` (each count a statement of its own cost ~1 ms)."""
+
+    to_split: int
+    """States of ``SPLIT_MIN_BYTES`` or more (cut into parts)."""
+    large: int
+    """States of ``LARGE_STATE_BYTES`` or more (kept in ``large_states``)."""
+    repeats: int
+    """Rows whose (run, checkpoint) came earlier in the batch."""
+
+
+def batch_facts(con: duckdb.DuckDBPyConnection) -> BatchFacts:
+    """:class:`BatchFacts` of the valid rows of ``_v``."""
+    row = con.execute(
+        f"""SELECT count(*) FILTER (WHERE state_bytes >= {SPLIT_MIN_BYTES}),
+                   count(*) FILTER (WHERE state_bytes >= {LARGE_STATE_BYTES}),
+                   count(*) - count(DISTINCT (run_id, checkpoint_id))
+            FROM _v WHERE _why IS NULL"""
+    ).fetchone()
+    assert row is not None
+    return BatchFacts(int(row[0]), int(row[1]), int(row[2]))
+
+
 def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
     """Give the batch's new runs their numbers; True when some of its runs were stored before.
 
@@ -128,37 +156,40 @@ def _number_runs(con: duckdb.DuckDBPyConnection) -> bool:
 
     New runs are numbered in the order the import first met them (then by run id), so the
     same import gives the same numbers every time: ``nextval`` over a DISTINCT numbered them
-    in whatever order the hash table and threads gave. One ``nextval`` fixes the base, the
-    order is a ``row_number``, and the sequence is then moved past the numbers given.
+    in whatever order the hash table and threads gave. One statement moves the sequence past
+    as many numbers as there are new runs (the least of them the base), and the order is a
+    ``row_number``.
     """
-    con.execute(
+    # a CREATE ... AS answers with its row count
+    made = con.execute(
         "CREATE OR REPLACE TEMP TABLE _bruns AS SELECT run_id, min(_pos) AS _first FROM _v "
         "WHERE _why IS NULL GROUP BY run_id"
-    )
-    con.execute(
+    ).fetchone()
+    batch_runs = int(made[0]) if made else 0
+    made = con.execute(
         "CREATE OR REPLACE TEMP TABLE _nruns AS SELECT run_id, _first FROM _bruns "
         "WHERE run_id NOT IN (SELECT run_id FROM run_keys)"
-    )
-    # the batch's runs that have a number already are those of _bruns not in _nruns
-    counts = con.execute(
-        "SELECT (SELECT count(*) FROM _nruns), (SELECT count(*) FROM _bruns)"
     ).fetchone()
-    new, batch_runs = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+    # the batch's runs that have a number already are those of _bruns not in _nruns
+    new = int(made[0]) if made else 0
     if new:
-        base = con.execute("SELECT nextval('run_seq')").fetchone()
+        # the store's connection is the only one that writes: the numbers are consecutive
+        base = con.execute(f"SELECT min(nextval('run_seq')) FROM range({new})").fetchone()
         assert base is not None
         con.execute(
             "INSERT INTO run_keys SELECT run_id, ? - 1 + row_number() OVER "
             "(ORDER BY _first, run_id) FROM _nruns",
             [int(base[0])],
         )
-        if new > 1:
-            con.execute(f"SELECT max(nextval('run_seq')) FROM range({new - 1})")
     return batch_runs > new
 
 
 def insert_checkpoints(
-    con: duckdb.DuckDBPyConnection, source_id: int, types: ColumnTypes, chain: bool = False
+    con: duckdb.DuckDBPyConnection,
+    source_id: int,
+    types: ColumnTypes,
+    chain: bool = False,
+    facts: BatchFacts | None = None,
 ) -> tuple[int, int, bool]:
     """Insert the new, valid checkpoints of ``_v`` into the store, update the stored ones
     whose content changed (:mod:`debugger.store.refresh`); returns how many of each, and
@@ -174,14 +205,13 @@ def insert_checkpoints(
     ``ckpt_key`` (the write order: head and parent tie-breaks) is ``_pos``, the row's place
     in the import, handed over by the session; so no sort or window runs over the batch.
     Duplicates within the batch and rows already stored are filtered on narrow columns,
-    and only when the batch can have them.
+    and only when the batch can have them. ``facts``: the batch's, when the caller counted
+    them already.
     """
     seen_before = _number_runs(con)
-    row = con.execute(
-        "SELECT count(*) - count(DISTINCT (run_id, checkpoint_id)) FROM _v WHERE _why IS NULL"
-    ).fetchone()
+    facts = facts or batch_facts(con)
     filters = ""
-    if row and row[0]:
+    if facts.repeats:
         # the same checkpoint twice in the batch: the first read is kept, as when the two
         # are in different batches (by _pos, the import's order: a key need not follow it,
         # a Parquet file's keys start from a hash of its path)
@@ -213,7 +243,7 @@ def insert_checkpoints(
         )
         # a parent the row gives (a payload's) is kept, as derive_parents keeps it
         parent, join_parent = "coalesce(s.parent_id, p.prev)", "LEFT JOIN _par p ON p._pos = v._pos"
-    split = _split_new_states(con, filters, state_write.has_given(types))
+    split = _split_new_states(con, filters, state_write.has_given(types), facts.to_split)
     whole = f"v.state_bytes < {LARGE_STATE_BYTES}"
     join_split = ""
     if split:
@@ -238,6 +268,11 @@ def insert_checkpoints(
     n = int(inserted[0]) if inserted else 0
     if n == 0:
         return 0, updated, chained
+    if not filters and not facts.large:
+        # every valid row went in, none to copy into large_states: the batch's runs are
+        # those numbered above
+        con.execute("INSERT INTO _touched SELECT run_id FROM _bruns")
+        return n, updated, chained
     if filters:
         # only the rows that went in: the batch's keys are a fresh range of ckpt_key
         con.execute(
@@ -251,11 +286,12 @@ def insert_checkpoints(
         )
     # counted on _v first: the insert reads the batch's texts (a scan of a Python object,
     # which waits for the GIL), and a batch whose large states are all split has none to add
-    not_split = "AND _pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
-    large = con.execute(
-        f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES} "
-        f"{not_split}"
-    ).fetchone()
+    large: Any = (facts.large,)
+    if split and facts.large:
+        large = con.execute(
+            f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES} "
+            "AND _pos NOT IN (SELECT ckpt_key FROM _split)"
+        ).fetchone()
     if large and large[0]:
         not_split = "AND s._pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
         con.execute(
@@ -268,15 +304,19 @@ def insert_checkpoints(
     return n, updated, chained
 
 
-def _split_new_states(con: duckdb.DuckDBPyConnection, filters: str, given: bool) -> int:
+def _split_new_states(
+    con: duckdb.DuckDBPyConnection, filters: str, given: bool, candidates: int
+) -> int:
     """Cut the batch's new states of ``SPLIT_MIN_BYTES`` or more into skeletons and parts
     (:mod:`debugger.store.state_write`); returns how many split (listed in ``_split``).
 
     Only rows the insert will take (``filters``, as it applies them) are read, so a
     re-import of an unchanged source cuts nothing. A batch without such states costs one
     count. ``given``: the batch carries its reader's cuts, taken as they are for the
-    states that have one.
+    states that have one. ``candidates``: the batch's valid states of that size.
     """
+    if not candidates:
+        return 0
     rows = (
         "FROM _v v JOIN _staged s ON s._pos = v._pos "
         f"WHERE v._why IS NULL AND v.state_bytes >= {SPLIT_MIN_BYTES} {filters}"
