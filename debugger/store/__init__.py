@@ -178,7 +178,7 @@ class Store:
                         f"to {CURRENT_VERSION}",
                         "open it once for writing, for example with `stepscope import`",
                     )
-                migrate(con)
+                migrate(con, version)
         except BaseException:
             con.close()
             raise

@@ -408,42 +408,48 @@ FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (4, _cre
 after that version run on it as on any store, so a new migration needs no change here."""
 
 
-def _record(con: duckdb.DuckDBPyConnection, step: StoreMigration) -> None:
-    con.execute(
-        "INSERT INTO store_migrations VALUES (?, ?, now()::TIMESTAMP)", [step.version, step.name]
-    )
+MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS store_migrations "
+    "(version INTEGER, name VARCHAR, applied_at TIMESTAMP)"
+)
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+def _record(con: duckdb.DuckDBPyConnection, steps: list[StoreMigration]) -> None:
+    """Record ``steps`` as applied (one statement), creating the record's table if the store
+    has none yet: in the caller's transaction, so a step and its record go in together."""
+    con.execute(MIGRATIONS_TABLE)
+    values = ", ".join("(?, ?, now()::TIMESTAMP)" for _ in steps)
+    params = [v for step in steps for v in (step.version, step.name)]
+    con.execute(f"INSERT INTO store_migrations VALUES {values}", params)
+
+
+def migrate(con: duckdb.DuckDBPyConnection, done: int | None = None) -> list[int]:
     """Apply every pending store migration, each in its own transaction with its record.
 
     A new store is built at once up to ``FRESH_SCHEMA``'s version (each version recorded,
-    in one transaction); the migrations after it run as on any store.
+    in one transaction); the migrations after it run as on any store. ``done``: the
+    version the store is at, when the caller has read it (:func:`applied_version`).
 
     Returns:
         The versions applied now (empty when the store was current).
     """
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS store_migrations "
-        "(version INTEGER, name VARCHAR, applied_at TIMESTAMP)"
-    )
-    done = applied_version(con)
+    if done is None:
+        done = applied_version(con)
     applied = []
     fresh_version, build = FRESH_SCHEMA
     # a list that stops before the fresh build's version (a test playing an older
     # Stepscope) builds step by step, as that version did
     if done == 0 and fresh_version <= MIGRATIONS[-1].version:
+        steps = [step for step in MIGRATIONS if step.version <= fresh_version]
         con.execute("BEGIN")
         try:
             build(con)
-            for step in MIGRATIONS:
-                if step.version <= fresh_version:
-                    _record(con, step)
-                    applied.append(step.version)
+            _record(con, steps)
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
             raise
+        applied = [step.version for step in steps]
         done = fresh_version
     for step in MIGRATIONS:
         if step.version <= done:
@@ -451,7 +457,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
         con.execute("BEGIN")
         try:
             step.apply(con)
-            _record(con, step)
+            _record(con, [step])
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
