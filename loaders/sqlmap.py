@@ -40,17 +40,29 @@ def literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def _read_as(t: pa.DataType) -> pa.DataType:
+    """The type DuckDB reads a column of type ``t`` as: a dictionary's values (a pandas
+    category, a Parquet column pyarrow keeps dictionary-encoded), an extension type's
+    storage (the ``arrow.json`` type's is text)."""
+    while True:
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        elif isinstance(t, pa.ExtensionType):
+            t = t.storage_type
+        else:
+            return t
+
+
 def _is_text(t: pa.DataType) -> bool:
-    """Text DuckDB reads as VARCHAR (or JSON): every string layout, and the JSON extension
-    type, whose values are its text. Anything else in a JSON field is made JSON with
-    ``to_json``, which would make text a JSON string (``"{\\"a\\": 1}"``)."""
-    if isinstance(t, pa.ExtensionType) and t.extension_name == "arrow.json":
-        return True
+    """Text DuckDB reads as VARCHAR, in any of Arrow's layouts. Anything else in a JSON field
+    is made JSON with ``to_json``, which would make text a JSON string (``"{\\"a\\": 1}"``)."""
+    t = _read_as(t)
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
 
 
 def _is_bytes(t: pa.DataType) -> bool:
     """Bytes DuckDB reads as BLOB."""
+    t = _read_as(t)
     return bool(
         pa.types.is_binary(t)
         or pa.types.is_large_binary(t)
@@ -62,7 +74,7 @@ def _is_bytes(t: pa.DataType) -> bool:
 def column_text(name: str, arrow_type: pa.DataType, as_json: bool) -> str:
     """A source column as the store expects it: JSON fields as JSON text, others as they are."""
     col = ident(name)
-    if as_json and not _is_text(arrow_type) and not pa.types.is_null(arrow_type):
+    if as_json and not _is_text(arrow_type) and not pa.types.is_null(_read_as(arrow_type)):
         if _is_bytes(arrow_type):
             # decode() reads the bytes as UTF-8; CAST(blob AS VARCHAR) would escape them
             # ('{\\x22a\\x22...') and every JSON document stored as a BLOB would be rejected

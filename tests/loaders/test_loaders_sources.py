@@ -100,6 +100,8 @@ TEXT_LAYOUTS = {
     "json": pa.json_(),
     "binary": pa.binary(),
     "binary_view": pa.binary_view(),
+    "dictionary": pa.dictionary(pa.int32(), pa.string()),  # a pandas category
+    "binary_dictionary": pa.dictionary(pa.int8(), pa.binary()),
 }
 
 
@@ -108,8 +110,9 @@ TEXT_LAYOUTS = {
 def test_json_in_any_arrow_text_layout_is_stored_as_the_document(
     layout: str, whole: bool, tmp_path: Path
 ) -> None:
-    # pyarrow writes a string_view (or JSON-typed) column as such and reads it back so; its
-    # states were once made JSON *strings* ("{\"step\": 0}") by to_json
+    # pyarrow writes a string_view, JSON-typed or dictionary column as such and reads it back
+    # so; its states were once made JSON *strings* by to_json, and a dictionary column's
+    # documents (a pandas category) were all quarantined as not JSON objects
     type_ = TEXT_LAYOUTS[layout]
     texts = [json.dumps({"step": s, "note": "café"}) for s in range(3)]
     values = [t.encode() for t in texts] if "binary" in layout else texts
