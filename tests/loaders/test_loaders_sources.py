@@ -133,6 +133,28 @@ def test_json_in_any_arrow_text_layout_is_stored_as_the_document(
         assert doc["metadata"] == {"agent": "a"}
 
 
+def test_a_pandas_written_parquet_imports_as_written(tmp_path: Path) -> None:
+    """``DataFrame.to_parquet`` as people call it: categories (dictionary-encoded columns),
+    a time zone, a nullable integer, the run as the index."""
+    import pandas as pd
+
+    df = pd.DataFrame({
+        "run_id": ["r"] * 3, "step_index": [0, 1, 2],
+        "created_at": pd.date_range("2026-11-01 10:00", periods=3, freq="s", tz="UTC"),
+        "working_state": [json.dumps({"step": s}) for s in range(3)],
+        "tokens_spent": pd.array([None, 10, 20], dtype="Int64"),
+        "metadata": pd.Categorical(['{"agent": "a"}'] * 3),
+        "model_version": pd.Categorical(["m1", "m1", "m2"]),
+    }).set_index("run_id")  # fmt: skip
+    df.to_parquet(tmp_path / "c.parquet")
+    assert stepscope_json("import", tmp_path / "c.parquet")["total"]["imported"] == 3
+    doc = stepscope_json("show", "r", "--step", "2")["checkpoint"]
+    assert doc["working_state"] == {"step": 2}
+    assert doc["metadata"] == {"agent": "a"}
+    assert (doc["budgets"]["tokens_spent"], doc["model_version"]) == (20, "m2")
+    assert doc["created_at"].startswith("2026-11-01T10:00:02")
+
+
 def test_one_real_in_an_integer_column_rejects_only_its_row(tmp_path: Path) -> None:
     # SQLite keeps 12.5 as REAL in an INTEGER column; the other rows must still import
     rows = native_rows(1, 4)
