@@ -191,6 +191,13 @@ def _averages_below(group: Any, small: tuple[str, int]) -> bool:
     return not any(c.path_in_schema.startswith(f"{name}.") for c in chunks)
 
 
+def _has_int96(meta: Any) -> bool:
+    """Whether a file's footer has a column stored as INT96 (Spark's and Impala's legacy
+    timestamps)."""
+    schema = meta.schema
+    return any(schema.column(i).physical_type == "INT96" for i in range(len(schema)))
+
+
 def _bigints(values: list[int]) -> str:
     """A list of BIGINTs as a SQL literal."""
     return "[" + ", ".join(f"{v}::BIGINT" for v in values) + "]"
@@ -251,7 +258,10 @@ class ParquetReader(SourceReader):
         """The table as one ``read_parquet`` over its files, when every file has exactly the
         dataset's columns and types and no partition directory adds any (otherwise each
         batch is shaped by :func:`_file_batches`, and this is None), and where ``small``'s
-        column averages less than its bytes in every row group. ``_key`` is the row's key
+        column averages less than its bytes in every row group, and where no column is a
+        legacy INT96 timestamp (DuckDB cuts those to the microsecond, pyarrow keeps the
+        nanoseconds, which the store rounds: the two ways would store, and name, a
+        checkpoint 1 us apart). ``_key`` is the row's key
         as :meth:`scan` gives it (the file's key plus its place in the file), ``_idx`` its
         place in the table (files in the dataset's order)."""
         dataset = self._dataset(table)
@@ -266,6 +276,8 @@ class ParquetReader(SourceReader):
                 ):
                     return None
                 meta = footer.metadata
+                if _has_int96(meta):
+                    return None
                 for g in range(meta.num_row_groups):
                     group = meta.row_group(g)
                     nbytes += int(group.total_byte_size)

@@ -155,6 +155,32 @@ def test_a_pandas_written_parquet_imports_as_written(tmp_path: Path) -> None:
     assert doc["created_at"].startswith("2026-11-01T10:00:02")
 
 
+def test_legacy_int96_times_name_a_checkpoint_the_same_either_way(tmp_path: Path) -> None:
+    """Spark's INT96 timestamps with nanoseconds: DuckDB reading the file whole cut them to
+    the microsecond, batches read by pyarrow are rounded by the store; the two named the same
+    checkpoint differently (its id is its content's), and a re-import in the other way added
+    it again."""
+    from debugger.store import Store
+    from loaders import ImportOptions, import_source
+
+    base = 1_793_527_200_123_456_789  # 2026-11-01 10:00:00.123456789
+    table = pa.table({
+        "run_id": ["r"] * 3, "step_index": [0, 1, 2],
+        "created_at": pa.array([base + s * 10**9 for s in range(3)], pa.timestamp("ns")),
+        "working_state": [json.dumps({"step": s}) for s in range(3)],
+    })  # fmt: skip
+    pq.write_table(table, tmp_path / "c.parquet", use_deprecated_int96_timestamps=True)
+    got = []
+    for rows in (16_384, 1_024):  # the default (whole where it can), and batches
+        with Store.open(tmp_path / f"s{rows}.duckdb") as store:
+            import_source(store, str(tmp_path / "c.parquet"), ImportOptions(batch_rows=rows))
+            got.append(store.sql("SELECT checkpoint_id, created_at FROM checkpoints ORDER BY 1"))
+    assert got[0] == got[1]
+    with Store.open(tmp_path / "s1024.duckdb") as store:
+        import_source(store, str(tmp_path / "c.parquet"))  # again, the default way
+        assert store.sql("SELECT count(*) FROM checkpoints") == [(3,)]
+
+
 def test_one_real_in_an_integer_column_rejects_only_its_row(tmp_path: Path) -> None:
     # SQLite keeps 12.5 as REAL in an INTEGER column; the other rows must still import
     rows = native_rows(1, 4)
