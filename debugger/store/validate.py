@@ -55,9 +55,12 @@ def _int_check(types: ColumnTypes, col: str, required: bool, non_negative: bool)
     if _is_null(types, col):
         return checks
     if not _is_int(types, col):
+        # a whole number written as a float or decimal is that integer (4.0, 4.00: pandas
+        # writes an integer column with a missing value as floats); DuckDB's cast of the
+        # text reads it, and would round 4.5, which is refused here
         checks.append(
             f"WHEN {col} IS NOT NULL AND NOT "
-            f"regexp_full_match(trim(CAST({col} AS VARCHAR)), '-?[0-9]+') "
+            f"regexp_full_match(trim(CAST({col} AS VARCHAR)), '-?[0-9]+(\\.0*)?') "
             f"THEN '{col} is not an integer: ' || left(CAST({col} AS VARCHAR), 40)"
         )
         # a run of digits beyond 64 bits matches but does not fit

@@ -175,3 +175,26 @@ def test_a_step_beyond_32_bits_cannot_shadow_another_run(tmp_path: Path) -> None
         assert store.checkpoint("a", -(2**31)).working_state == {"run": "a-lowest"}
     result = stepscope("show", "a", "--step", str(2**32))
     assert result.exit_code == 2 and "has no step 4294967296" in result.stderr
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "batches"])
+def test_whole_numbers_written_as_floats_are_integers(tmp_path: Path, whole: bool) -> None:
+    """pandas writes an integer column with a missing value as floats (4.0), a decimal type
+    keeps 4.00: those are the integers; 2.5 is not, and only its row goes to quarantine."""
+    import pandas as pd
+
+    df = pd.DataFrame({
+        "run_id": ["r"] * 4, "step_index": [0.0, 1.0, 2.0, 3.0],
+        "working_state": [json.dumps({"s": s}) for s in range(4)],
+        "tokens_spent": [10.0, None, 2.5, 40.0],
+        "wall_clock_ms": pd.array(["1.00", "2", "3.0", "4"], dtype="string"),
+    })  # fmt: skip
+    df.to_parquet(tmp_path / "c.parquet")
+    args = [] if whole else ["--batch-rows", "1024"]
+    report = stepscope_json("import", tmp_path / "c.parquet", *args)
+    assert report["quarantine_reasons"] == {"tokens_spent is not an integer: 2.5": 1}
+    with debugger.open("stepscope.duckdb") as store:
+        rows = store.sql(
+            "SELECT step_index, tokens_spent, wall_clock_ms FROM checkpoints ORDER BY 1"
+        )
+    assert rows == [(0, 10, 1), (1, 0, 2), (3, 40, 4)]
