@@ -237,10 +237,11 @@ class SqliteReader(SqlReader):
             db = adbc_driver_sqlite.connect(self._uri)
         except (OSError, adbc.Error):  # the stdlib path then reports it properly
             return None
-        # only the first batch is checked (later values that do not fit make ADBC fail)
-        first_is_odd = self._check_first_rows(table, names, declared, where, step)
         with contextlib.ExitStack() as handles:
             handles.callback(db.close)
+            # only the first batch is checked (later values that do not fit make ADBC fail)
+            first_is_odd = self._check_first_rows(db, table, names, declared, where, step)
+            handles.callback(first_is_odd)  # done before the database closes
             try:
                 con = adbc.AdbcConnection(db)
                 handles.callback(con.close)
@@ -272,21 +273,28 @@ class SqliteReader(SqlReader):
 
     def _check_first_rows(
         self,
+        db: Any,
         table: str,
         names: list[str],
         declared: dict[str, pa.DataType],
         where: str,
         rows: int,
     ) -> Callable[[], bool]:
-        """Start checking, on a thread of a connection of its own, whether one of the first
-        ``rows`` rows has a value not of its column's declared SQLite type
-        (:func:`_odd_sql`); returns a function that waits for the answer (True also when
-        the check failed: the stdlib path then reads the table and says why).
+        """Start checking, on a thread, whether one of the first ``rows`` rows has a value
+        not of its column's declared SQLite type (:func:`_odd_sql`); returns a function
+        that waits for the answer (True also when the check failed: the stdlib path then
+        reads the table and says why).
 
         SQLite answers it while ADBC reads the same rows on another core (the GIL is let
         go by both): the first batch comes no later for it. Read with the batch, the check
         cost a 20,000-row import ~25 ms (12 checks a row, and a scan of the first batch's
-        rows to find its last rowid)."""
+        rows to find its last rowid). It runs on a connection of ADBC's database ``db``,
+        the same copy of SQLite as the stream's: a connection of the stdlib's copy, opened
+        and closed meanwhile, dropped the locks ADBC's copy held (POSIX locks are the
+        process's) and, on a database with a WAL in flight, had its shared memory reset
+        under it by ADBC's copy (the process died of SIGBUS)."""
+        import adbc_driver_manager as adbc
+
         # on the table's own columns, so that typeof() reads each record's header only; the
         # last rowid of the first rows is found once
         last = (
@@ -301,13 +309,16 @@ class SqliteReader(SqlReader):
 
         def check() -> None:
             try:
-                con = sqlite3.connect(self._uri, uri=True)
-                try:
-                    row = con.execute(sql).fetchone()
-                finally:
-                    con.close()
-                answer.append(bool(row and row[0]))
-            except sqlite3.Error:
+                with contextlib.ExitStack() as handles:
+                    con = adbc.AdbcConnection(db)
+                    handles.callback(con.close)
+                    stmt = adbc.AdbcStatement(con)
+                    handles.callback(stmt.close)
+                    stmt.set_sql_query(sql)
+                    stream, _ = stmt.execute_query()
+                    found = pa.RecordBatchReader._import_from_c(stream.address).read_all()
+                    answer.append(bool(found.column(0)[0].as_py()))
+            except (OSError, adbc.Error, IndexError):
                 answer.append(True)
 
         thread = threading.Thread(target=check, name="stepscope-sqlite-check", daemon=True)

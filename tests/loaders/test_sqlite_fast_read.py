@@ -7,6 +7,8 @@ coerced (3 -> 3.0, 3.5 -> "3.500000e+00") but read as the stdlib path reads them
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +205,38 @@ def test_a_first_rows_check_that_fails_sends_the_table_the_stdlib_way(
     path = _write(tmp_path / "t.sqlite", [(i, i / 2, b"x") for i in range(300)], decl)
     monkeypatch.setattr(sqlite_mod, "_odd_sql", lambda names, declared: "no_such_column")
     _same(path, monkeypatch, batch_rows=64, fast_ends=[None])
+
+
+def test_the_first_rows_are_checked_by_adbcs_sqlite_not_a_second_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer died with rows in its WAL. While ADBC's copy of SQLite reads the file, the
+    stdlib's copy opens nothing: two copies in one process take each other's POSIX locks for
+    their own, and ADBC's reset the WAL's shared memory under the stdlib's connection, which
+    died of SIGBUS (about one import in three). Every row, the WAL's included, is read."""
+    path = tmp_path / "crashed.sqlite"
+    writer = (
+        "import os, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1])\n"
+        "c.execute('PRAGMA journal_mode=wal'); c.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "c.execute('CREATE TABLE t (a INTEGER, b REAL, c TEXT)'); c.commit()\n"
+        "c.executemany('INSERT INTO t VALUES (?, ?, ?)', [(i, i / 2, 'x') for i in range(300)])\n"
+        "c.commit()\n"
+        "os._exit(0)\n"  # no checkpoint, no close: -wal and -shm stay
+    )
+    subprocess.run([sys.executable, "-c", writer, str(path)], check=True)
+    assert Path(f"{path}-wal").exists()
+    opened: list[str] = []
+    connect = sqlite3.connect
+
+    def counted(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(str(args[0]))
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite_mod.sqlite3, "connect", counted)
+    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", 64)
+    with SqliteReader(path) as reader:
+        assert len(opened) == 1  # the reader's own connection
+        batches = list(reader.scan("t", batch_rows=128))
+    assert len(opened) == 1
+    assert [k for b in batches for k in b.column("_key").to_pylist()] == list(range(1, 301))
