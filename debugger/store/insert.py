@@ -7,7 +7,6 @@ transaction; each function notes in ``_touched`` the runs whose rows it inserted
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 
@@ -286,13 +285,14 @@ def insert_checkpoints(
         )
     # counted on _v first: the insert reads the batch's texts (a scan of a Python object,
     # which waits for the GIL), and a batch whose large states are all split has none to add
-    large: Any = (facts.large,)
-    if split and facts.large:
-        large = con.execute(
+    large = facts.large
+    if split and large:  # those split are not large any more
+        row = con.execute(
             f"SELECT count(*) FROM _v WHERE _why IS NULL AND state_bytes >= {LARGE_STATE_BYTES} "
             "AND _pos NOT IN (SELECT ckpt_key FROM _split)"
         ).fetchone()
-    if large and large[0]:
+        large = int(row[0]) if row else 0
+    if large:
         not_split = "AND s._pos NOT IN (SELECT ckpt_key FROM _split)" if split else ""
         con.execute(
             "INSERT INTO large_states SELECT s._pos, CAST(s.working_state AS VARCHAR) "
