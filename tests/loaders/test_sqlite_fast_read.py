@@ -102,17 +102,32 @@ def test_declared_types_are_checked_on_the_batch_itself(
     assert [b.schema.field("c").type for b in batches] == [pa.binary()] * 5
 
 
+@pytest.mark.parametrize(
+    ("rows", "bad", "batch_rows", "first_rows", "ends"),
+    [(300, 251, 64, 64, 192), (1000, 700, 256, 64, 576)],
+    ids=["batch-by-batch", "batches-held"],
+)
 def test_a_later_value_of_another_type_continues_without_loss(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rows: int,
+    bad: int,
+    batch_rows: int,
+    first_rows: int,
+    ends: int,
 ) -> None:
-    rows: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(300)]
-    rows[250] = ("not a number", 1.0, "s")
-    path = _write(tmp_path / "late.sqlite", rows)
-    batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[192])
+    """ADBC fails on row ``bad``; the stdlib path goes on after the last row handed on. With
+    driver batches being joined (``batches-held``: row 700 is in the second of four), the
+    one read but not handed on is read again: no row lost, none twice."""
+    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", first_rows)
+    values: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(rows)]
+    values[bad - 1] = ("not a number", 1.0, "s")
+    path = _write(tmp_path / "late.sqlite", values)
+    batches = _same(path, monkeypatch, batch_rows=batch_rows, fast_ends=[ends])
     keys = [k for b in batches for k in b.column("_key").to_pylist()]
-    assert keys == list(range(1, 301))
+    assert keys == list(range(1, rows + 1))
     assert batches[0].schema.field("a").type == pa.int64()
-    odd = next(b for b in batches if 251 in b.column("_key").to_pylist())
+    odd = next(b for b in batches if bad in b.column("_key").to_pylist())
     assert odd.schema.field("a").type == pa.string()
 
 
@@ -156,21 +171,6 @@ def test_the_first_batch_is_shorter_and_the_driver_batches_after_it_are_joined(
     path = _write(tmp_path / "clean.sqlite", rows)
     batches = _same(path, monkeypatch, batch_rows=256, fast_ends=[sqlite_mod._DONE])
     assert [b.num_rows for b in batches] == [64, 256, 256, 256, 168]
-    keys = [k for b in batches for k in b.column("_key").to_pylist()]
-    assert keys == list(range(1, 1001))
-
-
-def test_a_later_value_of_another_type_drops_no_held_batch(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """ADBC fails on row 700, in the second of four driver batches being joined: the one
-    before it was read but not handed on, and the stdlib path reads it again (no row lost,
-    none twice)."""
-    monkeypatch.setattr(sqlite_mod, "FIRST_BATCH_ROWS", 64)
-    rows: list[tuple[Any, ...]] = [(i, float(i), "s") for i in range(1000)]
-    rows[699] = ("not a number", 1.0, "s")
-    path = _write(tmp_path / "late.sqlite", rows)
-    batches = _same(path, monkeypatch, batch_rows=256, fast_ends=[576])
     keys = [k for b in batches for k in b.column("_key").to_pylist()]
     assert keys == list(range(1, 1001))
 
