@@ -193,11 +193,16 @@ def time_sql(column: str, arrow_type: Any, since: datetime, dialect: str) -> str
     store reads a time (text without an offset is UTC)."""
     import pyarrow as pa
 
+    from debugger.store.validate import epoch_seconds_sql
+
     naive = since.astimezone(UTC).replace(tzinfo=None).isoformat()
     if dialect == "sqlite":
-        # julianday() reads ISO text with or without an offset, as UTC when it has none
+        # julianday() reads ISO text with or without an offset, as UTC when it has none; a
+        # number is an epoch, its unit read from its magnitude
+        epoch = f"CASE WHEN typeof({column}) IN ('integer', 'real') THEN {column} END"
         return (
-            f"julianday(CASE WHEN typeof({column}) = 'text' THEN {column} END) "
+            f"coalesce(julianday(CASE WHEN typeof({column}) = 'text' THEN {column} END), "
+            f"julianday({epoch_seconds_sql(epoch)}, 'unixepoch')) "
             f">= julianday({quote_text(naive, dialect)})"
         )
     bound = f"{quote_text(naive, dialect)}::timestamp AT TIME ZONE 'UTC'"
@@ -205,6 +210,10 @@ def time_sql(column: str, arrow_type: Any, since: datetime, dialect: str) -> str
         if arrow_type.tz is None:
             return f"{column} >= {quote_text(naive, dialect)}::timestamp"
         return f"{column} >= {bound}"
+    if any(
+        is_(arrow_type) for is_ in (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal)
+    ):
+        return f"to_timestamp({epoch_seconds_sql(column)}) >= {bound}"
     text = f"{column}::text"
     return (
         f"(CASE WHEN {text} !~ {quote_text(_PG_ISO, dialect)} THEN NULL "

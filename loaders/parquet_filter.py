@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from debugger.store.validate import as_timestamp
 from loaders.filter import RunFilter, Selection, has_wildcard, like_pattern, literal_prefix
 
 
@@ -137,7 +138,7 @@ def active_runs(files: Sequence[_Part], sel: Selection, schema: pa.Schema) -> se
     found: set[str] = set()
     for part in files:
         for batch in _two_columns(part, run_col, time_col, time_type, since):
-            found.update(_active_in(batch, time_type, since))
+            found.update(_active_in(batch, since))
     return found
 
 
@@ -174,7 +175,7 @@ def _newest_after(newest: Any, since: Any) -> bool:
         return True
 
 
-def _active_in(table: pa.Table, time_type: pa.DataType, since: Any) -> set[str]:
+def _active_in(table: pa.Table, since: Any) -> set[str]:
     import duckdb
 
     con = duckdb.connect()
@@ -183,12 +184,13 @@ def _active_in(table: pa.Table, time_type: pa.DataType, since: Any) -> set[str]:
         con.register("_t", table)
         cols = table.schema.names
         run, when = f'"{cols[0]}"', f'"{cols[1]}"'
-        if pa.types.is_timestamp(time_type):
-            expr = when if time_type.tz else f"{when}::TIMESTAMPTZ"
-        else:
-            expr = f"TRY_CAST(CAST({when} AS VARCHAR) AS TIMESTAMPTZ)"
+        # read as the store reads the time (debugger.store.validate): text, a timestamp,
+        # or an epoch number; in UTC
+        desc = con.execute("SELECT * FROM _t LIMIT 0").description or []
+        expr = as_timestamp({when: str(desc[1][1]).upper()}, when)
+        naive = since.astimezone(UTC).replace(tzinfo=None)
         rows = con.execute(
-            f"SELECT DISTINCT CAST({run} AS VARCHAR) FROM _t WHERE {expr} >= ?", [since]
+            f"SELECT DISTINCT CAST({run} AS VARCHAR) FROM _t WHERE {expr} >= ?", [naive]
         ).fetchall()
     finally:
         con.close()

@@ -108,12 +108,45 @@ def _json_check(
     return checks
 
 
+_NUMBER_TYPES = _INTEGER_TYPES | {"UBIGINT", "HUGEINT", "UHUGEINT", "FLOAT", "DOUBLE"}
+"""Staged column types of numbers (and DECIMAL(p, s)): a time given as one is an epoch."""
+
+EPOCH_UNITS = ((1e11, 1e6), (1e14, 1e3), (1e17, 1.0))
+"""(below this magnitude, microseconds per unit): seconds up to 1e11 (the year 5138), then
+milliseconds, then microseconds; nanoseconds above. An epoch time says no unit; these
+ranges do not overlap for any time between 1973 and 5138."""
+
+
+def epoch_seconds_sql(col: str) -> str:
+    """SQL (SQLite's, Postgres's or DuckDB's) for the seconds since 1970 of the epoch
+    number ``col``, its unit read from its magnitude as :func:`as_timestamp` reads it: for
+    a source's own query (``--since``)."""
+    cases = " ".join(
+        f"WHEN abs({col}) < {bound:.0e} THEN {col} * {per / 1e6!r}" for bound, per in EPOCH_UNITS
+    )
+    return f"(CASE {cases} ELSE {col} / 1000000000.0 END)"
+
+
+def _epoch(col: str) -> str:
+    """A number of seconds, milliseconds, microseconds or nanoseconds since 1970 (by its
+    magnitude: :data:`EPOCH_UNITS`) as a TIMESTAMP in UTC; NULL where it does not fit."""
+    cases = " ".join(
+        f"WHEN abs({col}) < {bound:.0e} THEN try(make_timestamp(TRY_CAST(round({col} * {per})"
+        " AS BIGINT)))"
+        for bound, per in EPOCH_UNITS
+    )
+    rest = f"try(make_timestamp(TRY_CAST(round({col} / 1000) AS BIGINT)))"
+    return f"(CASE WHEN NOT isfinite(CAST({col} AS DOUBLE)) THEN NULL {cases} ELSE {rest} END)"
+
+
 def as_timestamp(types: ColumnTypes, col: str) -> str:
     t = types.get(col, "VARCHAR")
     if t == "TIMESTAMP WITH TIME ZONE":
         return f"({col} AT TIME ZONE 'UTC')"
     if t.startswith("TIMESTAMP") or t == "DATE":
         return f"CAST({col} AS TIMESTAMP)"
+    if t in _NUMBER_TYPES or t.startswith("DECIMAL"):
+        return _epoch(col)
     if _is_null(types, col):
         return "CAST(NULL AS TIMESTAMP)"
     text = f"CAST({col} AS VARCHAR)"

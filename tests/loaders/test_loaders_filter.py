@@ -21,6 +21,7 @@ import pytest
 import debugger
 from loaders.filter import RunFilter, glob_regex, like_pattern, parse_since, sqlite_glob
 from tests.fixtures.native import (
+    COLUMNS,
     WRITER_MARKS,
     WRITERS,
     Rows,
@@ -226,3 +227,49 @@ def test_parquet_skips_row_groups_and_partitions_that_cannot_match(tmp_path: Pat
     hive = ParquetFilePart(str(path), {"run_id": "run-9"})
     sel = Selection(RunFilter.of(["run-1"]), "run_id")
     assert groups(meta, hive, sel, RunTest(sel.filter, None)) == []
+
+
+def _epoch_source(kind: str, path: Path) -> Path:
+    """native_rows(4, 2) with created_at as an epoch number, as apps write them: SQLite
+    INTEGER milliseconds (Prisma, ``Date.now()``), REAL seconds (``time.time()``), Parquet
+    int64 microseconds."""
+    import sqlite3
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = native_rows(4, 2)
+    for r in rows:
+        t = datetime.fromisoformat(r["created_at"]).timestamp()
+        r["created_at"] = {"sqlite-ms": int(t * 1000), "sqlite-seconds": t,
+                           "parquet-us": int(t * 1_000_000)}[kind]  # fmt: skip
+    if kind == "parquet-us":
+        table = pa.Table.from_pylist([{c: r[c] for c in COLUMNS} for r in rows])
+        pq.write_table(table, path.with_suffix(".parquet"))
+        return path.with_suffix(".parquet")
+    con = sqlite3.connect(path)
+    decl = "INTEGER" if kind == "sqlite-ms" else "REAL"  # a TEXT column would make it text
+    cols = [f"{c} {decl}" if c == "created_at" else c for c in COLUMNS]
+    con.execute(f"CREATE TABLE checkpoints ({', '.join(cols)})")
+    con.executemany(
+        f"INSERT INTO checkpoints VALUES ({', '.join('?' for _ in COLUMNS)})",
+        [tuple(r[c] for c in COLUMNS) for r in rows],
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("kind", ["sqlite-ms", "sqlite-seconds", "parquet-us"])
+def test_epoch_times_are_read_and_selected(kind: str, tmp_path: Path) -> None:
+    """A time given as a number is an epoch, its unit read from its magnitude, by the
+    import and by ``--since`` (in the source's own query); they were all quarantined."""
+    src = _epoch_source(kind, tmp_path / "epoch.sqlite")
+    store = tmp_path / "all.duckdb"
+    assert stepscope_json("import", src, "--store", str(store))["total"]["imported"] == 8
+    with debugger.open(store) as s:
+        times = s.sql("SELECT created_at FROM checkpoints WHERE run_id = 'run-1' ORDER BY 1")
+    assert times == [(datetime(2026, 11, 1, 10, 1, 0),), (datetime(2026, 11, 1, 10, 1, 1),)]
+    some = tmp_path / "since.duckdb"
+    stepscope_json("import", src, "--since", "2026-11-01T10:01:01Z", "--store", str(some))
+    assert set(_runs(some)) == {"run-1", "run-2", "run-3"}

@@ -87,3 +87,22 @@ def test_a_bad_timeout_setting_is_one_line(
     assert result.output.startswith(
         "error: STEPSCOPE_PG_STATEMENT_TIMEOUT='banana' is not a Postgres statement timeout"
     )
+
+
+def test_since_on_epoch_milliseconds(pg_server: Any, tmp_path: Path) -> None:
+    """A bigint of milliseconds since 1970 (as a Node app writes ``Date.now()``) is a time,
+    read in the server's own query as the store reads it."""
+    from datetime import datetime
+
+    url = pg_server.create_database("since_epoch")
+    rows = native_rows(4, 2)
+    for r in rows:
+        r["created_at"] = int(datetime.fromisoformat(r["created_at"]).timestamp() * 1000)
+    with psycopg.connect(url, autocommit=True) as con:
+        write_table(con, "checkpoints", COLUMNS, rows, {"created_at": "bigint"})
+    store = tmp_path / "s.duckdb"
+    report = stepscope_json("import", url, "--since", "2026-11-01T10:01:01Z", "--store", str(store))
+    runs = {r["run_id"] for r in stepscope_json("runs", "--store", str(store))["runs"]}
+    assert runs == {"run-1", "run-2", "run-3"}
+    assert report["total"] == {"read": 6, "imported": 6, "already_present": 0,
+                               "quarantined": 0, "updated": 0}  # fmt: skip

@@ -44,6 +44,13 @@ CASES: dict[str, tuple[str, pa.Array]] = {
     "date": ("created_at", pa.array([dt.date(2026, 11, 1 + i) for i in range(N)], pa.date32())),
     "time_text_ns": ("created_at", _texts("2026-11-01T10:00:0{}.123456789Z")),
     "time_text_offset": ("created_at", _texts("2026-11-01 10:00:0{}+02:00")),
+    "time_epoch_ms": ("created_at", pa.array([1_793_527_200_123 + 1000 * i for i in range(N)])),
+    "time_epoch_seconds": ("created_at", pa.array([1_793_527_200.5 + i for i in range(N)])),
+    "time_epoch_ns": ("created_at", pa.array(NANOS)),
+    "time_epoch_decimal": (
+        "created_at",
+        pa.array([decimal.Decimal(f"1793527200.{i}") for i in range(N)], pa.decimal128(12, 1)),
+    ),
     "step_int32": ("step_index", pa.array(range(N), pa.int32())),
     "step_uint64": ("step_index", pa.array(range(N), pa.uint64())),
     "step_float": ("step_index", pa.array([0.0, 1.0, 2.0, 3.5, 4.0, 5.0])),
