@@ -257,7 +257,10 @@ class SqliteReader(SqlReader):
                 first = True
                 held: list[pa.RecordBatch] = []  # read, not yet handed on
                 for batch in reader:
-                    if first and not self._types_hold(table, names, declared, batch, first_is_odd):
+                    hold = first and self._types_hold(
+                        table, names, declared, batch, first_is_odd, db
+                    )
+                    if first and not hold:
                         return None
                     if batch.num_rows:
                         held.append(conform(batch, declared))
@@ -293,8 +296,6 @@ class SqliteReader(SqlReader):
         and closed meanwhile, dropped the locks ADBC's copy held (POSIX locks are the
         process's) and, on a database with a WAL in flight, had its shared memory reset
         under it by ADBC's copy (the process died of SIGBUS)."""
-        import adbc_driver_manager as adbc
-
         # on the table's own columns, so that typeof() reads each record's header only; the
         # last rowid of the first rows is found once
         last = (
@@ -308,18 +309,7 @@ class SqliteReader(SqlReader):
         answer: list[bool] = []
 
         def check() -> None:
-            try:
-                with contextlib.ExitStack() as handles:
-                    con = adbc.AdbcConnection(db)
-                    handles.callback(con.close)
-                    stmt = adbc.AdbcStatement(con)
-                    handles.callback(stmt.close)
-                    stmt.set_sql_query(sql)
-                    stream, _ = stmt.execute_query()
-                    found = pa.RecordBatchReader._import_from_c(stream.address).read_all()
-                    answer.append(bool(found.column(0)[0].as_py()))
-            except (OSError, adbc.Error, IndexError):
-                answer.append(True)
+            answer.append(_adbc_exists(db, sql))
 
         thread = threading.Thread(target=check, name="stepscope-sqlite-check", daemon=True)
         thread.start()
@@ -337,12 +327,14 @@ class SqliteReader(SqlReader):
         declared: dict[str, pa.DataType],
         batch: pa.RecordBatch,
         first_is_odd: Callable[[], bool],
+        db: Any,
     ) -> bool:
         """True when every value of the first batch has the SQLite type its column got.
 
         When ADBC typed every column as declared, the check of the first rows
         (:meth:`_check_first_rows`) answers; otherwise the batch's rows are read again to
-        check them against the types ADBC gave.
+        check them against the types ADBC gave, by ADBC's own SQLite (``db``: never the
+        stdlib's while ADBC reads, see :meth:`_check_first_rows`).
         """
         fields = list(batch.schema)[1:]
         if not batch.num_rows:
@@ -361,11 +353,11 @@ class SqliteReader(SqlReader):
         if not checks:
             return True
         last = int(batch.column(0)[-1].as_py())
-        row = self.con.execute(
-            f"SELECT 1 FROM {_quote(table)} WHERE rowid <= {last} AND ({' OR '.join(checks)}) "
-            "LIMIT 1"
-        ).fetchone()
-        return row is None
+        return not _adbc_exists(
+            db,
+            f"SELECT EXISTS (SELECT 1 FROM {_quote(table)} WHERE rowid <= {last} "
+            f"AND ({' OR '.join(checks)}))",
+        )
 
     def close(self) -> None:
         self.con.close()
@@ -375,6 +367,25 @@ FIRST_BATCH_ROWS = 8192
 """Rows of a rowid table's first batch (a row group of the store's): the store validates it
 while the reader goes on. At 16,384 rows, as the batches after it, a 20,000-row table's
 import waited for four fifths of it to be read (0.35 against 0.33 s)."""
+
+
+def _adbc_exists(db: Any, sql: str) -> bool:
+    """The answer of ``sql`` (a ``SELECT EXISTS``) on a connection of ADBC's database
+    ``db``; True where it cannot answer (the stdlib path then reads the table and says why)."""
+    import adbc_driver_manager as adbc
+
+    try:
+        with contextlib.ExitStack() as handles:
+            con = adbc.AdbcConnection(db)
+            handles.callback(con.close)
+            stmt = adbc.AdbcStatement(con)
+            handles.callback(stmt.close)
+            stmt.set_sql_query(sql)
+            stream, _ = stmt.execute_query()
+            found = pa.RecordBatchReader._import_from_c(stream.address).read_all()
+            return bool(found.column(0)[0].as_py())
+    except (OSError, adbc.Error, IndexError):
+        return True
 
 
 def _joined(held: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch | pa.Table]:

@@ -240,3 +240,23 @@ def test_the_first_rows_are_checked_by_adbcs_sqlite_not_a_second_copy(
         batches = list(reader.scan("t", batch_rows=128))
     assert len(opened) == 1
     assert [k for b in batches for k in b.column("_key").to_pylist()] == list(range(1, 301))
+
+
+def test_a_column_adbc_types_otherwise_is_checked_by_adbcs_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A column declared without a type holds integers: ADBC types it int64, not as declared
+    (text), so the first batch's rows are read again to check them; by ADBC's own SQLite,
+    not the reader's stdlib connection, which must not read beside ADBC's."""
+    path = _write(tmp_path / "t.sqlite", [(i, i / 2, "x") for i in range(300)])
+    statements: list[str] = []
+    init = SqliteReader.__init__
+
+    def traced(self: SqliteReader, path: Path) -> None:
+        init(self, path)
+        self.con.set_trace_callback(statements.append)
+
+    monkeypatch.setattr(SqliteReader, "__init__", traced)
+    batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[sqlite_mod._DONE])
+    assert batches[0].schema.field("a").type == pa.int64()
+    assert not [q for q in statements if "typeof" in q]
