@@ -58,6 +58,19 @@ def _same(
     return batches
 
 
+def _traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements every reader made from now on runs on its own (stdlib) connection."""
+    statements: list[str] = []
+    init = SqliteReader.__init__
+
+    def traced(self: SqliteReader, path: Path) -> None:
+        init(self, path)
+        self.con.set_trace_callback(statements.append)
+
+    monkeypatch.setattr(SqliteReader, "__init__", traced)
+    return statements
+
+
 def test_clean_table_reads_the_same_through_adbc(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -81,17 +94,10 @@ def test_mixed_types_in_first_batch_are_read_the_stdlib_way(
 def test_declared_types_are_checked_on_the_batch_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # every column typed as declared: the batch's own flags answer, no second read
+    # every column typed as declared: the check of the first rows answers, no second read
     decl = "a INTEGER, b REAL, c BLOB"
     clean = _write(tmp_path / "clean.sqlite", [(i, i / 2, b"x") for i in range(300)], decl)
-    statements: list[str] = []
-    init = SqliteReader.__init__
-
-    def traced(self: SqliteReader, path: Path) -> None:
-        init(self, path)
-        self.con.set_trace_callback(statements.append)
-
-    monkeypatch.setattr(SqliteReader, "__init__", traced)
+    statements = _traced(monkeypatch)
     _same(clean, monkeypatch, batch_rows=64, fast_ends=[sqlite_mod._DONE])
     assert not [q for q in statements if "typeof" in q]
     # text in a BLOB column: ADBC still types it binary, the flag sends it the stdlib way
@@ -249,14 +255,7 @@ def test_a_column_adbc_types_otherwise_is_checked_by_adbcs_sqlite(
     (text), so the first batch's rows are read again to check them; by ADBC's own SQLite,
     not the reader's stdlib connection, which must not read beside ADBC's."""
     path = _write(tmp_path / "t.sqlite", [(i, i / 2, "x") for i in range(300)])
-    statements: list[str] = []
-    init = SqliteReader.__init__
-
-    def traced(self: SqliteReader, path: Path) -> None:
-        init(self, path)
-        self.con.set_trace_callback(statements.append)
-
-    monkeypatch.setattr(SqliteReader, "__init__", traced)
+    statements = _traced(monkeypatch)
     batches = _same(path, monkeypatch, batch_rows=64, fast_ends=[sqlite_mod._DONE])
     assert batches[0].schema.field("a").type == pa.int64()
     assert not [q for q in statements if "typeof" in q]
