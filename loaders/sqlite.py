@@ -257,10 +257,9 @@ class SqliteReader(SqlReader):
                 first = True
                 held: list[pa.RecordBatch] = []  # read, not yet handed on
                 for batch in reader:
-                    hold = first and self._types_hold(
+                    if first and not self._types_hold(
                         table, names, declared, batch, first_is_odd, db
-                    )
-                    if first and not hold:
+                    ):
                         return None
                     if batch.num_rows:
                         held.append(conform(batch, declared))
