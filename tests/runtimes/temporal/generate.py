@@ -19,7 +19,10 @@ outlives its start-to-close timeout, not retried: outcome unknown, the workflow 
 ``approval-waiting`` (waits for a signal that never came), ``approval-granted`` (the
 signal came), ``parent-order`` with its child ``parent-order-child``, ``export-in-flight`` (an
 activity still running when the history was read), ``approval-by-update`` (the approval
-came as an update) and ``order-cancelled`` (cancelled while it waited).
+came as an update), ``order-cancelled`` (cancelled while it waited) and ``signal-mid-task``
+(approved while its first workflow task was running: the server holds such a signal back and
+writes it after that task's completion with the earlier time it arrived, so event times are not
+in event order; a cancel request can land the same way by chance).
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class ApprovalWorkflow:
 
     @workflow.run
     async def run(self, order: Order) -> str:
+        if order.order_id == "slow" and not workflow.unsafe.is_replaying():
+            time.sleep(1.0)  # a slow first workflow task, for the signal to arrive during it
         await workflow.execute_activity(charge_card, order, start_to_close_timeout=QUICK)
         await workflow.wait_condition(lambda: self.decision is not None)
         assert self.decision is not None
@@ -217,7 +222,12 @@ async def scenarios(client: Client) -> dict[str, WorkflowHistory]:
                                         id="approval-by-update", task_queue=QUEUE),
         "order-cancelled": await run(ApprovalWorkflow.run, Order("cxl", 3000),
                                      id="order-cancelled", task_queue=QUEUE),
+        "signal-mid-task": await run(ApprovalWorkflow.run, Order("slow", 800),
+                                     id="signal-mid-task", task_queue=QUEUE),
     }  # fmt: skip
+    mid_task = handles["signal-mid-task"]
+    await wait_for(mid_task, _EVENT["workflow task started"])
+    await mid_task.signal(ApprovalWorkflow.approve, {"approved": True, "by": "early@example.com"})
     by_update = handles["approval-by-update"]
     await wait_for(by_update, _EVENT["activity completed"])
     await by_update.execute_update(ApprovalWorkflow.decide, {"approved": True, "by": "lead"})
@@ -230,7 +240,7 @@ async def scenarios(client: Client) -> dict[str, WorkflowHistory]:
     granted = handles["approval-granted"]
     await wait_for(granted, _EVENT["activity completed"])
     await granted.signal(ApprovalWorkflow.approve, {"approved": True, "by": "ops@example.com"})
-    for name in ("order-ok", "flaky-card", "approval-granted", "parent-order"):
+    for name in ("order-ok", "flaky-card", "approval-granted", "parent-order", "signal-mid-task"):
         await handles[name].result()
     for name in ("payment-declined", "refund-timeout"):
         with contextlib.suppress(Exception):  # they fail on purpose
@@ -251,6 +261,7 @@ def _event_names() -> dict[str, Any]:
         "activity completed": EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
         "activity scheduled": EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
         "workflow task completed": EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        "workflow task started": EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
     }
 
 

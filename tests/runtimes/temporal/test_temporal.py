@@ -31,7 +31,8 @@ COVERED = {"order-ok": "completed", "flaky-card": "completed", "payment-declined
            "refund-timeout": "failed", "approval-waiting": "parked",
            "approval-granted": "completed", "parent-order": "completed",
            "parent-order-child": "completed", "export-in-flight": "in_progress",
-           "approval-by-update": "completed", "order-cancelled": "failed"}  # fmt: skip
+           "approval-by-update": "completed", "order-cancelled": "failed",
+           "signal-mid-task": "completed"}  # fmt: skip
 """The status each generated workflow must have: one of each Temporal can express."""
 EFFECT = {"COMPLETED": "committed", "FAILED": "failed", "TIMED_OUT": "unknown",
           "SCHEDULED": "pending", "STARTED": "pending"}  # fmt: skip
@@ -171,6 +172,32 @@ def test_waiting_and_in_flight_workflows(imported: Path) -> None:
         cancelled = s.checkpoint(_run(imported, "order-cancelled"))
         assert cancelled.working_state["workflow"]["cancel_requested"]
         assert cancelled.metadata["error"].startswith("workflow canceled")
+
+
+def test_events_stamped_earlier_than_the_one_before_stay_in_event_order(imported: Path) -> None:
+    """The server writes a signal that arrived during a workflow task after that task, with
+    the time it arrived, and an activity's start with its completion: ``eventTime`` goes
+    back, the history's order does not (docs/temporal.md)."""
+    events = json.loads((DATA / "histories" / "signal-mid-task.json").read_text())["events"]
+    back, latest = {}, ""
+    for e in events:  # every eventTime here has nine digits of fraction: text order is time order
+        if e["eventTime"] < latest:
+            back[int(e["eventId"])] = e
+        latest = max(latest, e["eventTime"])
+    signal = next(i for i, e in back.items() if e["eventType"].endswith("SIGNALED"))
+    run = _run(imported, "signal-mid-task")
+    with Store.open(imported, read_only=True) as st:
+        cps = st.checkpoints(run)
+        assert [c.step_index for c in cps] == list(range(1, len(events) + 1))
+        times = [c.created_at for c in cps]
+        assert times == sorted(times)
+        held = cps[signal - 1]
+        assert held.created_at == cps[signal - 2].created_at
+        own = held.metadata["temporal"]["event_time"]
+        assert own.startswith(back[signal]["eventTime"][:26])
+        assert held.working_state["signals"][0]["input"]["by"] == "early@example.com"
+        assert all("event_time" not in c.metadata["temporal"] for c in cps if c.step_index
+                   not in back)  # fmt: skip
 
 
 def test_reimport_adds_nothing_and_source_is_unchanged(tmp_path: Path) -> None:
