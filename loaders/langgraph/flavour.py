@@ -46,6 +46,7 @@ from loaders.langgraph.map import (
     idempotency_args,
     is_internal,
     ms_between,
+    own_channels,
     run_id_of,
     tool_messages,
     tool_versions_of,
@@ -54,6 +55,7 @@ from loaders.langgraph.map import (
 )
 from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, saver_kind
 from loaders.langgraph.tape import Tape, enclosing
+from loaders.langgraph.task_ids import with_task_paths
 from loaders.langgraph.tasks import (
     call_errors,
     finished_tasks,
@@ -423,13 +425,17 @@ class _Walk:
         self, ck: RawCheckpoint, run: str, data: dict[str, Any], meta: dict[str, Any]
     ) -> dict[str, Any]:
         values = data.get("channel_values") or {}
-        state = {k: v for k, v in values.items() if not is_internal(k)}
-        internal = without_state_copies({k: v for k, v in values.items() if is_internal(k)}, state)
+        own = own_channels(data)
+        state = {k: v for k, v in values.items() if not is_internal(k) and k not in own}
+        internal = without_state_copies(
+            {k: v for k, v in values.items() if is_internal(k) or k in own}, state
+        )
         step = meta.get("step") if isinstance(meta.get("step"), int) else None
         ts = data.get("ts")
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
+        decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
         tasks = task_writes(decoded)
         # the head leaves out the tasks that finished, as get_state() does; history does not
         nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks))
@@ -438,7 +444,7 @@ class _Walk:
         new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
         self.tape.observe(scan.messages, scan.new, step if step is not None else 0)
         if decoded:
-            self.tape.note_writes(decoded, values, scan.messages)
+            self.tape.note_writes(decoded, data, scan.messages)
         pending: list[dict[str, Any]] = []
         if not ck.has_child:
             answers = tool_messages(decoded)

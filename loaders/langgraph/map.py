@@ -53,6 +53,18 @@ def is_internal(channel: str) -> bool:
     ) or channel == "__pregel_tasks"  # fmt: skip
 
 
+def own_channels(data: dict[str, Any]) -> frozenset[str]:
+    """Channels of the checkpoint named after a node, which are LangGraph's, not state.
+
+    Before LangGraph 0.3 each node wrote its own name to a channel named after it (the edges
+    from it subscribed to that channel). ``versions_seen`` names the nodes that ran, and
+    LangGraph refuses a state key named like a node, so such a channel is never state.
+    """
+    seen = data.get("versions_seen") or {}
+    values = data.get("channel_values") or {}
+    return frozenset(k for k in values if k in seen and not is_internal(k))
+
+
 def run_id_of(thread_id: str, checkpoint_ns: str) -> str:
     """The run id of a thread's namespace: the thread for the root graph."""
     return thread_id if not checkpoint_ns else f"{thread_id}/{checkpoint_ns}"

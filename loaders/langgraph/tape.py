@@ -40,7 +40,7 @@ from loaders.langgraph.map import (
     is_message,
     key_in,
 )
-from loaders.langgraph.tasks import NULL_TASK, task_name
+from loaders.langgraph.tasks import NULL_TASK, sends_of, task_name
 
 if TYPE_CHECKING:
     from loaders.langgraph.source import RawWrite
@@ -102,7 +102,7 @@ class Tape:
             self.answer(answers, step)
 
     def note_writes(
-        self, decoded: list[tuple[RawWrite, Any]], values: dict[str, Any], messages: list[Seen]
+        self, decoded: list[tuple[RawWrite, Any]], data: dict[str, Any], messages: list[Seen]
     ) -> None:
         """Note what the model that wrote each AI message of this checkpoint's writes was
         given: the task's state (this checkpoint's messages, or its ``Send``'s argument) and
@@ -111,7 +111,7 @@ class Tape:
 
         Args:
             decoded: the checkpoint's writes, decoded.
-            values: the checkpoint's channel values (``__pregel_tasks`` holds the Sends).
+            data: the checkpoint (its Sends: :func:`~loaders.langgraph.tasks.sends_of`).
             messages: the checkpoint's messages (``StateScan.messages``).
         """
         by_task: dict[str, tuple[str, list[dict[str, Any]]]] = {}
@@ -132,7 +132,7 @@ class Tape:
                     self.asked[str(m["id"])] = None
                 continue
             if name.startswith("push:"):
-                base = _send_messages(values, name[5:])
+                base = _send_messages(sends_of(data), name[5:])
             else:
                 if state is None:
                     state = [f.key for _, f in messages]
@@ -219,12 +219,10 @@ class Tape:
         return out
 
 
-def _send_messages(values: dict[str, Any], index: str) -> list[str]:
+def _send_messages(sends: list[dict[str, Any]], index: str) -> list[str]:
     """Ids of the messages a ``Send`` carried (its branch's state), by its index."""
-    sends = values.get("__pregel_tasks")
     i = int(index) if index.isdigit() else -1
-    send = sends[i] if isinstance(sends, list) and 0 <= i < len(sends) else None
-    arg = send.get("arg") if isinstance(send, dict) else None
+    arg = sends[i].get("arg") if 0 <= i < len(sends) else None
     if not isinstance(arg, dict):
         return []
     out = []

@@ -20,13 +20,68 @@ PULL_PATH = "~__pregel_pull"
 
 
 def _trigger_node(channel: str) -> str | None:
-    """The node a trigger channel starts (``branch:to:X``, ``join:A+B:X``, ``__start__``)."""
-    if channel.startswith("branch:to:"):
-        return channel[len("branch:to:") :]
-    if channel.startswith("join:"):
-        parts = channel.split(":", 2)
-        return parts[2] if len(parts) == 3 else None
+    """The node a trigger channel starts, by its name: ``branch:to:X``, ``join:A+B:X``,
+    ``__start__``; before LangGraph 0.3 also ``start:X`` and ``branch:<from>:<condition>:X``.
+    A node's name cannot hold ``:``, so X is what follows the last one."""
+    if channel.startswith(("branch:", "join:", "start:")):
+        return channel.rsplit(":", 1)[1] or None
     return "__start__" if channel == "__start__" else None
+
+
+def _subscribers(seen_by: dict[str, Any]) -> dict[str, list[str]]:
+    """Channels that start nodes without naming them, and the nodes they start.
+
+    Before LangGraph 0.3 an edge ``A -> B`` was a channel named ``A`` that B subscribed to
+    (every node wrote its own name to it). Which nodes subscribe is the graph's; the
+    checkpoint shows it for the nodes that ran since the channel first held a value: a
+    node's ``versions_seen`` lists the versions of its trigger channels.
+    """
+    out: dict[str, list[str]] = {}
+    for node, seen in seen_by.items():
+        # LangGraph's own entries: __interrupt__ (what a breakpoint saw), __input__
+        if isinstance(seen, dict) and node not in ("__interrupt__", "__input__"):
+            for channel in seen:
+                if _trigger_node(str(channel)) is None:
+                    out.setdefault(str(channel), []).append(str(node))
+    return out
+
+
+def sends_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The checkpoint's ``Send`` packets, in order: the ``__pregel_tasks`` channel, or the
+    checkpoint's ``pending_sends`` (format ``v`` < 4, LangGraph before 0.5)."""
+    sends = (data.get("channel_values") or {}).get("__pregel_tasks")
+    if not isinstance(sends, list):
+        sends = data.get("pending_sends")
+    if not isinstance(sends, list):
+        return []
+    return [s if isinstance(s, dict) else {} for s in sends]
+
+
+def _node_channels(data: dict[str, Any]) -> dict[str, list[str]]:
+    """Each node a channel of the checkpoint can start, with those channels."""
+    versions = data.get("channel_versions") or {}
+    subs = _subscribers(data.get("versions_seen") or {})
+    out: dict[str, list[str]] = {}
+    for channel in versions:
+        named = _trigger_node(str(channel))
+        for node in [named] if named is not None else subs.get(str(channel), []):
+            out.setdefault(node, []).append(str(channel))
+    return out
+
+
+def task_triggers(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
+    """For each node the checkpoint can start, the sorted trigger channels its task id may
+    have been computed with (:mod:`loaders.langgraph.task_ids`): the graph's list is not
+    stored, so the channels here that start it, those its ``versions_seen`` lists, and both."""
+    seen_by = data.get("versions_seen") or {}
+    out = {}
+    for node, channels in _node_channels(data).items():
+        seen = seen_by.get(node)
+        known = [str(c) for c in seen] if isinstance(seen, dict) else []
+        options = [tuple(sorted(channels)), tuple(sorted(known)),
+                   tuple(sorted({*channels, *known}))]  # fmt: skip
+        out[node] = [t for t in dict.fromkeys(options) if t]
+    return out
 
 
 def _available(channel: str, values: dict[str, Any]) -> bool:
@@ -52,9 +107,10 @@ def _newer(version: Any, seen: Any) -> bool:
 def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> list[str]:
     """Nodes the checkpoint runs next, as LangGraph's ``StateSnapshot.next`` lists them.
 
-    As ``prepare_next_tasks`` does: the Sends in ``__pregel_tasks`` first, then each node
-    whose trigger channel (``branch:to:X``, ``join:...:X``, ``__start__``) is available and
-    newer than the version the node saw, sorted by name (LangGraph sorts the nodes of the
+    As ``prepare_next_tasks`` does: the Sends (:func:`sends_of`) first, then each node
+    whose trigger channel (``branch:to:X``, ``join:...:X``, ``__start__``; the older names
+    :func:`_trigger_node` and :func:`_subscribers` read) is available and newer than the
+    version the node saw, sorted by name (LangGraph sorts the nodes of the
     updated channels; the savers do not keep the channel order). ``finished`` names tasks
     (node names, or ``push:<index>`` for a Send) whose writes are stored: the head leaves
     them out, as ``get_state()`` does.
@@ -63,21 +119,24 @@ def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> 
     versions = data.get("channel_versions") or {}
     seen_by = data.get("versions_seen") or {}
     out = []
-    sends = values.get("__pregel_tasks")
-    if isinstance(sends, list):
-        for i, v in enumerate(sends):
-            if isinstance(v, dict) and v.get("node") and f"push:{i}" not in finished:
-                out.append(str(v["node"]))
+    for i, v in enumerate(sends_of(data)):
+        if v.get("node") and f"push:{i}" not in finished:
+            out.append(str(v["node"]))
     updated = data.get("updated_channels")
     channels = updated if isinstance(updated, list) else list(versions)
+    subs = _subscribers(seen_by)
     pulled = set()
     for channel in channels:
-        node = _trigger_node(str(channel))
-        if node is None or node in pulled or not _available(channel, values):
+        named = _trigger_node(str(channel))
+        nodes = [named] if named is not None else subs.get(str(channel), [])
+        if not nodes or not _available(channel, values):
             continue
-        seen = seen_by.get(node)
-        if _newer(versions.get(channel), seen.get(channel) if isinstance(seen, dict) else None):
-            pulled.add(node)
+        for node in nodes:
+            seen = seen_by.get(node)
+            if node not in pulled and _newer(
+                versions.get(channel), seen.get(channel) if isinstance(seen, dict) else None
+            ):
+                pulled.add(node)
     return out + sorted(pulled - finished)
 
 
@@ -208,22 +267,29 @@ def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str
     Returns:
         Errors by tool call id, and the error of the other failed tasks (None if none).
     """
-    sends = (data.get("channel_values") or {}).get("__pregel_tasks")
+    sends = sends_of(data)
     by_call: dict[str, str] = {}
     other = []
     for t in tasks:
         if t.produced or not t.errors:
             continue
-        call = None
-        if t.name.startswith("push:") and t.name[5:].isdigit() and isinstance(sends, list):
-            i = int(t.name[5:])
-            arg = sends[i].get("arg") if i < len(sends) and isinstance(sends[i], dict) else None
-            call = arg.get("tool_call") if isinstance(arg, dict) else None
-        if isinstance(call, dict) and call.get("id"):
+        calls = []
+        if t.name.startswith("push:") and t.name[5:].isdigit() and int(t.name[5:]) < len(sends):
+            calls = send_calls(sends[int(t.name[5:])].get("arg"))
+        for call in calls:
             by_call[str(call["id"])] = "; ".join(t.errors)
-        else:
+        if not calls:
             other += t.errors
     return by_call, "; ".join(other) or None
+
+
+def send_calls(arg: Any) -> list[dict[str, Any]]:
+    """The tool calls a ``Send``'s argument hands its node: the prebuilt agent's
+    ``{"tool_call": ...}`` (LangGraph 0.5 on), or a list of calls (before)."""
+    calls = [arg.get("tool_call")] if isinstance(arg, dict) else arg
+    if not isinstance(calls, list):
+        return []
+    return [c for c in calls if isinstance(c, dict) and c.get("id") and "args" in c]
 
 
 def pending_writes(decoded: list[tuple[RawWrite, Any]]) -> list[dict[str, Any]]:

@@ -172,7 +172,8 @@ def _message_tokens(values: dict[str, Any]) -> list[dict[str, Any]]:
 def _snapshot(snap: Any) -> dict[str, Any]:
     conf = snap.config["configurable"]
     tasks = [{"name": t.name, "error": str(t.error) if t.error else None,
-              "interrupts": [{"id": i.id, "value": i.value} for i in t.interrupts],
+              "interrupts": [{"id": getattr(i, "id", None), "value": i.value}
+                             for i in t.interrupts],  # no id before LangGraph 0.6
               "subgraph": _snapshot(t.state) if hasattr(t.state, "next") else None}
              for t in snap.tasks]  # fmt: skip
     return {
