@@ -266,6 +266,9 @@ class _Walk:
         self._tape_ready: list[pa.RecordBatch] = []
         self.bad_writes: list[dict[str, Any]] = []
         self._state_bytes = FIRST_BATCH_STATE_BYTES
+        self._sends: dict[str, list[Any]] = {}
+        """Per checkpoint id of the namespace, the Sends its tasks wrote, where its children
+        have them nowhere else (Postgres, format v < 4: :meth:`_with_parent_sends`)."""
 
     def checkpoint_batches(self) -> Iterator[pa.RecordBatch]:
         rows: list[dict[str, Any]] = []
@@ -350,6 +353,7 @@ class _Walk:
         self.memo = MessageMemo(CUT_RULE)
         self.spend = Spend()
         self.dec.clear()
+        self._sends.clear()
 
     def _rows(self, ck: RawCheckpoint) -> list[dict[str, Any]]:
         """The rows ready to go: a namespace's rows wait for the tokens of the namespaces
@@ -421,6 +425,31 @@ class _Walk:
             if error:
                 self.tape.fail(str(p["tool_call_id"]), error, step)
 
+    def _with_parent_sends(
+        self, ck: RawCheckpoint, data: dict[str, Any], decoded: list[tuple[RawWrite, Any]]
+    ) -> dict[str, Any]:
+        """The checkpoint with its ``pending_sends`` where PostgresSaver left them out.
+
+        Before format v 4 a checkpoint's Sends were ``pending_sends``, which PostgresSaver
+        stored as its parent's ``__pregel_tasks`` writes (read back in task path, task id
+        and index order); SqliteSaver kept them in the checkpoint. A parent comes before
+        its children (ids are in time order), so its Sends wait here for them.
+        """
+        v = data.get("v")
+        if self.saver != "postgres" or not isinstance(v, int) or v >= 4:
+            return data
+        sends = sorted(
+            (((w.task_path, w.task_id, w.idx), value) for w, value in decoded
+             if w.channel == "__pregel_tasks" and value is not None),
+            key=lambda s: s[0],
+        )  # fmt: skip
+        if sends:
+            self._sends[ck.checkpoint_id] = [value for _, value in sends]
+        given = self._sends.get(ck.parent_id or "")
+        if given and not data.get("pending_sends"):
+            return {**data, "pending_sends": given}
+        return data
+
     def _mapped(
         self, ck: RawCheckpoint, run: str, data: dict[str, Any], meta: dict[str, Any]
     ) -> dict[str, Any]:
@@ -435,6 +464,7 @@ class _Walk:
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
+        data = self._with_parent_sends(ck, data, decoded)
         decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
         tasks = task_writes(decoded)
         # the head leaves out the tasks that finished, as get_state() does; history does not

@@ -207,12 +207,22 @@ class LangGraphTables:
         order = self._order("thread_id, checkpoint_ns, checkpoint_id, task_id")
         # A task's Sends (__pregel_tasks) are in the next checkpoint's channel values too,
         # where they are read; the write's copy (with the prebuilt agent, the whole state
-        # once per tool call) would only be decoded to be thrown away.
+        # once per tool call) would only be decoded to be thrown away. Not so in Postgres
+        # for a checkpoint of format v < 4 (LangGraph before 0.5): PostgresSaver stored its
+        # children's Sends nowhere else (``pending_sends``, which SqliteSaver kept in the
+        # checkpoint, were these writes), so they are read there.
         unread = ", ".join(f"'{c}'" for c in UNREAD_WRITES)
+        kept = "NULL"
+        if self.saver == "postgres":
+            kept = (
+                f"CASE WHEN (SELECT (c.checkpoint->>'v')::int FROM checkpoints c "
+                "WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns "
+                f"AND c.checkpoint_id = w.checkpoint_id) < 4 THEN {value} END"
+            )
         return (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel, "
-            f"type, CASE WHEN channel IN ({unread}) THEN NULL ELSE {value} END "
-            f"FROM {table} WHERE {self._where()} ORDER BY {order}, idx"
+            f"type, CASE WHEN channel IN ({unread}) THEN {kept} ELSE {value} END "
+            f"FROM {table} w WHERE {self._where()} ORDER BY {order}, idx"
         )
 
     def _parents_sql(self) -> str:

@@ -4,11 +4,12 @@ Run with a Python that has the older ``langgraph`` and ``langgraph-checkpoint-sq
 Stepscope's own environment: see docs/langgraph.md, "Databases of older LangGraph
 versions"), from the repository's root::
 
-    /work/venvs/lg0.2/bin/python tests/langgraph/legacy/generate.py OUT_DIR
+    /work/venvs/langgraph0.2/bin/python tests/langgraph/legacy/generate.py OUT_DIR [PG_URL]
 
 It runs the pattern graphs of ``tests/langgraph/patterns.py`` and ``patterns_tokens.py`` (the
-same code the current version's tests run) on a ``SqliteSaver`` writing ``OUT_DIR/lg.sqlite``,
-and writes ``OUT_DIR/says.json``: for each thread, what that version's ``get_state`` and
+same code the current version's tests run) on a ``SqliteSaver`` writing ``OUT_DIR/lg.sqlite``
+(or, given a PostgreSQL URL, on that version's ``PostgresSaver`` there), and writes
+``OUT_DIR/says.json``: for each thread, what that version's ``get_state`` and
 ``get_state_history`` report (``patterns.says``), the versions of the packages, and the
 patterns the version cannot run (``parallel_questions`` answers an interrupt by its id, which
 LangGraph 0.4 introduced) with the error it gave.
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
-from tests.langgraph.patterns_model import sqlite_saver
+from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
 
 BUILDERS = (
     P.breakpoint_before, P.breakpoint_after, P.two_questions, P.parallel_questions,
@@ -37,12 +38,14 @@ BUILDERS = (
 PACKAGES = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langchain-core")
 
 
-def generate(out: Path) -> None:
+def generate(out: Path, pg_url: str | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "lg.sqlite").unlink(missing_ok=True)
     threads: dict[str, object] = {}
     cannot: dict[str, str] = {}
-    with sqlite_saver(out / "lg.sqlite") as saver:
+    opened = postgres_saver(pg_url) if pg_url else sqlite_saver(out / "lg.sqlite")
+    packages = (*PACKAGES, "langgraph-checkpoint-postgres") if pg_url else PACKAGES
+    with opened as saver:
         for build in BUILDERS:
             try:
                 graphs = build(saver)
@@ -50,9 +53,9 @@ def generate(out: Path) -> None:
                 cannot[build.__name__] = f"{type(e).__name__}: {e}"
                 continue
             threads.update({t: P.says(g, t) for t, g in graphs.items()})
-    doc = {"versions": {p: version(p) for p in PACKAGES}, "cannot": cannot, "threads": threads}
+    doc = {"versions": {p: version(p) for p in packages}, "cannot": cannot, "threads": threads}
     (out / "says.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
 
 
 if __name__ == "__main__":
-    generate(Path(sys.argv[1]))
+    generate(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)

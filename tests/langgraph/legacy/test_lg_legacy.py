@@ -65,9 +65,9 @@ def _says(directory: Path) -> dict[str, Any]:
     return json.loads((directory / "says.json").read_text())  # type: ignore[no-any-return]
 
 
-def _import(db: Path, store: Path) -> ImportReport:
+def _import(source: Path | str, store: Path) -> ImportReport:
     with Store.open(store) as st:
-        return import_source(st, str(db), ImportOptions())
+        return import_source(st, str(source), ImportOptions())
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -160,24 +160,44 @@ def test_the_source_is_not_written(tmp_path: Path) -> None:
     assert db.read_bytes() == before
 
 
-@pytest.mark.langgraph_legacy
-@pytest.mark.parametrize("version", VERSIONS)
-def test_regenerated_with_the_older_version(version: str, tmp_path: Path) -> None:
-    """The generator, run with the older LangGraph itself, writes what the checks accept."""
+def _generate(version: str, out: Path, *pg_url: str) -> dict[str, Any]:
+    """Run the generator with the older version's Python (skip when there is none)."""
     python = PYTHON[version]
     if not python:
         pytest.skip(
             f"no Python with LangGraph {version}: set "
             f"STEPSCOPE_LANGGRAPH_{version.replace('.', '_')}_PYTHON (see docs/langgraph.md)"
         )
-    out = tmp_path / "fresh"
     done = subprocess.run(
-        [python, str(HERE / "generate.py"), str(out)], capture_output=True, text=True,
-        timeout=240, cwd=HERE.parents[2],
+        [python, str(HERE / "generate.py"), str(out), *pg_url], capture_output=True,
+        text=True, timeout=240, cwd=HERE.parents[2],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     says = _says(out)
     assert says["versions"]["langgraph"].startswith(f"{version}.")
     assert set(says["threads"]) == set(_says(HERE / "data" / version)["threads"])
-    report = _import(out / "lg.sqlite", tmp_path / "s.duckdb")
+    return says
+
+
+@pytest.mark.langgraph_legacy
+@pytest.mark.parametrize("version", VERSIONS)
+def test_regenerated_with_the_older_version(version: str, tmp_path: Path) -> None:
+    """The generator, run with the older LangGraph itself, writes what the checks accept."""
+    says = _generate(version, tmp_path / "fresh")
+    report = _import(tmp_path / "fresh" / "lg.sqlite", tmp_path / "s.duckdb")
+    check_against_says(version, says, tmp_path / "s.duckdb", report)
+
+
+@pytest.mark.langgraph_legacy
+@pytest.mark.postgres
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_older_version_s_postgres_database(
+    version: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same patterns through that version's PostgresSaver (a real server): before format
+    v 4 a checkpoint's Sends are its parent's writes there (``react-keyed-crash``'s tool task)."""
+    url = request.getfixturevalue("pg_server").create_database("lglegacy")
+    says = _generate(version, tmp_path / "fresh", url)
+    assert "langgraph-checkpoint-postgres" in says["versions"]
+    report = _import(url, tmp_path / "s.duckdb")
     check_against_says(version, says, tmp_path / "s.duckdb", report)
