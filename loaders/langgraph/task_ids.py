@@ -14,9 +14,9 @@ task's namespace (``<parent ns>|<node>``, the node alone at the root), the step 
 trigger channels sorted, or ``__pregel_push`` with the index of its ``Send``; the hash is
 XXH3-128 for checkpoints of format ``v`` > 1 since LangGraph 0.3, SHA-1 before (both are
 tried: they cannot collide on a 128-bit id), printed as a UUID. The trigger channels are the
-graph's, which the database does not hold whole: the channels of the checkpoint that start
-the node, the ones ``versions_seen`` says it saw, and both, are tried. A write whose id none
-of them gives keeps its id as its task's name, as before.
+graph's, which the database does not hold whole: the sets
+:func:`~loaders.langgraph.tasks.task_triggers` makes of what it does hold are tried. A write
+whose id none of them gives keeps its id as its task's name, as before.
 """
 
 from __future__ import annotations

@@ -71,15 +71,21 @@ def _node_channels(data: dict[str, Any]) -> dict[str, list[str]]:
 
 def task_triggers(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
     """For each node the checkpoint can start, the sorted trigger channels its task id may
-    have been computed with (:mod:`loaders.langgraph.task_ids`): the graph's list is not
-    stored, so the channels here that start it, those its ``versions_seen`` lists, and both."""
+    have been computed with (:mod:`loaders.langgraph.task_ids`).
+
+    The graph's list is not stored: the channels here that start the node, those its
+    ``versions_seen`` lists, and both, each also with ``branch:to:<node>``, which LangGraph
+    0.3 on gives every node (a join's target has it beside its ``join:`` channel, though
+    nothing writes it).
+    """
     seen_by = data.get("versions_seen") or {}
     out = {}
     for node, channels in _node_channels(data).items():
         seen = seen_by.get(node)
         known = [str(c) for c in seen] if isinstance(seen, dict) else []
-        options = [tuple(sorted(channels)), tuple(sorted(known)),
-                   tuple(sorted({*channels, *known}))]  # fmt: skip
+        own = [] if node == "__start__" else [f"branch:to:{node}"]
+        options = [tuple(sorted({*c, *o})) for c in (channels, known, [*channels, *known])
+                   for o in ([], own)]  # fmt: skip
         out[node] = [t for t in dict.fromkeys(options) if t]
     return out
 

@@ -25,6 +25,7 @@ from debugger.model import ImportReport
 from debugger.store import Store
 from loaders import ImportOptions, import_source
 from loaders.langgraph.map import is_internal
+from loaders.langgraph.tasks import task_name
 from tests.langgraph.test_lg_status import expected_status
 
 HERE = Path(__file__).parent
@@ -98,6 +99,13 @@ def check_against_says(
             assert mine.checkpoint_id == head["checkpoint_id"], thread
             gap = differences(version, thread)
             assert set(mine.metadata["next"]) ^ set(head["next"]) == gap, thread
+            # every write of the head names its task (recovered from its id where the
+            # saver stored no path), one of the tasks LangGraph lists there; but for the
+            # task of a node the database does not name (UNSEEN_EDGE)
+            names = {t["name"] for t in head["tasks"]}
+            for w in mine.metadata.get("pending_writes", []):
+                if not (version == "0.2" and thread in UNSEEN_EDGE):
+                    assert task_name(w["task_path"]) in names, (thread, w)
             want = expected_status(head)
             if gap & set(UNSEEN_EDGE.values()) and not want[1]:
                 # a breakpoint before the unseen node reads as the end
@@ -201,3 +209,44 @@ def test_the_older_version_s_postgres_database(
     assert "langgraph-checkpoint-postgres" in says["versions"]
     report = _import(url, tmp_path / "s.duckdb")
     check_against_says(version, says, tmp_path / "s.duckdb", report)
+
+
+def _head_of(version: str, thread: str) -> tuple[Any, dict[str, Any], dict[str, Any], list[Any]]:
+    """A thread's head as the import reads it: the row, its checkpoint and metadata decoded,
+    and its writes decoded (the committed database, opened read-only)."""
+    from loaders.langgraph.decode import SafeDecoder
+    from loaders.langgraph.map import decode_checkpoint, decode_metadata
+    from loaders.langgraph.source import LangGraphTables
+    from loaders.sqlite import SqliteReader
+
+    dec = SafeDecoder()
+    with SqliteReader(str(HERE / "data" / version / "lg.sqlite")) as reader:
+        tables = LangGraphTables(reader)
+        head = [ck for ck in tables.checkpoints() if ck.thread_id == thread and not ck.has_child]
+    ck = head[-1]
+    data = decode_checkpoint(dec, ck, "sqlite")
+    meta = decode_metadata(dec, ck.metadata)
+    return ck, data, meta, [(w, dec.decode(w.type, w.value)) for w in ck.writes]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_task_ids_give_the_node_and_nothing_else(version: str) -> None:
+    """``join-crash``'s failed task is named ``c`` from its id alone; a checkpoint whose id,
+    step or versions are not what LangGraph wrote names nothing (and does not raise)."""
+    from loaders.langgraph.task_ids import with_task_paths
+    from loaders.langgraph.tasks import task_writes
+
+    ck, data, meta, decoded = _head_of(version, "join-crash")
+    assert all(not w.task_path for w, _ in decoded)
+    named = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
+    assert [t.name for t in task_writes(named) if t.errors] == ["c"]
+    broken = [
+        ({**data, "id": "not-a-uuid"}, meta),
+        ({**data, "id": data["id"][:-2] + "00"}, meta),
+        (data, {**meta, "step": "1"}),
+        (data, {**meta, "step": meta["step"] + 1}),
+        ({**data, "versions_seen": {"c": [1, 2]}, "channel_versions": {"x": {}}}, meta),
+        ({**data, "channel_versions": None, "versions_seen": None, "channel_values": None}, meta),
+    ]
+    for d, m in broken:
+        assert with_task_paths(decoded, d, m, ck.checkpoint_ns) == decoded
