@@ -30,7 +30,7 @@ come first."""
 
 _SQL_SHAPE = {
     "langgraph": "loaders.langgraph.source:saver_kind",
-    "adk": "loaders.adk.source:looks_like_adk",
+    "adk": "loaders.adk.source:is_adk",
     "openai-agents": "loaders.openai_agents.session:is_session_db",
     "crewai": "loaders.crewai.shape:is_flow_db",
 }

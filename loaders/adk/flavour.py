@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from debugger.json_text import preview
 from loaders.adk.map import SessionMap, run_id_of
-from loaders.adk.source import AdkTables, RawSession, check_schema, looks_like_adk
+from loaders.adk.source import AdkTables, RawSession, check_schema, is_adk
 from loaders.base import Flavour, SqlReader, TablePlan
 from loaders.langgraph.map import idempotency_args
 from loaders.runtime_rows import RunRows, plans_of, quarantined, stable_key
@@ -48,7 +48,7 @@ class AdkFlavour(Flavour[SqlReader]):
 
     @classmethod
     def detect(cls, reader: SqlReader) -> bool:
-        return looks_like_adk(reader)
+        return is_adk(reader)
 
     def check(self, reader: SqlReader) -> None:
         check_schema(reader)

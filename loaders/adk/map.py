@@ -101,6 +101,8 @@ class SessionMap:
 
     @staticmethod
     def _decode(raw: RawEvent) -> tuple[dict[str, Any] | None, str | None]:
+        if raw.unreadable:
+            return None, raw.unreadable
         try:
             event = _load(raw.event_data)
         except (orjson.JSONDecodeError, TypeError) as e:

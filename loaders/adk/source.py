@@ -5,8 +5,9 @@ ADK's ``DatabaseSessionService`` (SQLAlchemy: SQLite, Postgres, MySQL) and the n
 state), ``events`` (one row an event: ids, timestamp, ``event_data`` JSON), ``app_states``
 and ``user_states`` (the ``app:`` and ``user:`` keys, shared between sessions) and, for the
 SQLAlchemy service, ``adk_internal_metadata`` (``schema_version``). The older "v0" schema
-pickled an event's actions into their own columns; it has no ``event_data`` and is refused
-with a hint, never unpickled.
+(ADK 1.x) kept an event in columns of its own, its actions pickled: each row is put together
+into the event ADK's v1 would store (:func:`v0_event`), its pickle read as data by
+:mod:`loaders.adk.pickled`, never unpickled.
 
 Sessions and events are read with two flat scans ordered the same way (app, user, session;
 events by timestamp, then insertion order, as ADK reloads them) and merged, so memory holds
@@ -17,9 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+import orjson
+
 from debugger.errors import FlavourError
+from loaders.adk.pickled import UnreadablePickle, read_pickle
 from loaders.base import SqlReader
 
 TABLES = {"sessions", "events"}
@@ -33,7 +38,75 @@ class RawEvent:
     event_id: str
     timestamp: Any
     event_data: Any
-    """The event's JSON text (bytes or str), or whatever the column held."""
+    """The event's JSON text (bytes or str), or whatever the column held; for a v0 row, the
+    event put together from its columns."""
+    unreadable: str | None = None
+    """Why a v0 row cannot be put together (its pickle), if so."""
+
+
+V0_COLUMNS = ("invocation_id", "author", "branch", "content", "long_running_tool_ids_json",
+              "grounding_metadata", "custom_metadata", "usage_metadata", "citation_metadata",
+              "partial", "turn_complete", "error_code", "error_message", "interrupted")  # fmt: skip
+"""The v0 ``events`` columns an event is made of besides ``actions`` (ADK added some over
+1.x: those a table lacks are left out)."""
+V0_JSON = {"content", "grounding_metadata", "custom_metadata", "usage_metadata",
+           "citation_metadata"}  # fmt: skip
+"""v0 columns holding JSON text."""
+
+
+def v0_event(event_id: str, timestamp: Any, actions: Any, cols: dict[str, Any]) -> RawEvent:
+    """A v0 row as the event ADK's v1 stores as ``event_data`` (``Event.model_dump``).
+
+    ``timestamp`` is the naive ``DATETIME`` ADK wrote with ``datetime.fromtimestamp``: the
+    writer's local time, which ADK reads back as the reader's local time (so does this). The
+    ``actions`` pickle (an ``EventActions``) becomes its fields.
+    """
+    event: dict[str, Any] = {"id": event_id}
+    for name, value in cols.items():
+        if value is None:
+            continue
+        if name in V0_JSON and isinstance(value, str | bytes):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return RawEvent(event_id, timestamp, None, f"{name} is not JSON")
+        if name == "long_running_tool_ids_json":
+            try:
+                name, value = "long_running_tool_ids", orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return RawEvent(event_id, timestamp, None, f"{name} is not JSON")
+        if name in ("partial", "turn_complete", "interrupted"):
+            value = bool(value)
+        event[name] = value
+    when = _local_epoch(timestamp)
+    if when is not None:
+        event["timestamp"] = when
+    if actions is not None:
+        try:
+            read = read_pickle(actions if isinstance(actions, bytes | bytearray | memoryview)
+                               else str(actions).encode("latin-1"))  # fmt: skip
+        except (UnreadablePickle, UnicodeEncodeError) as e:
+            return RawEvent(event_id, timestamp, None, f"actions: {e}")
+        if not isinstance(read, dict) or not str(read.get("__type__", "")).endswith(
+            ".EventActions"
+        ):
+            kind = read.get("__type__") if isinstance(read, dict) else type(read).__name__
+            return RawEvent(
+                event_id, timestamp, None, f"actions is not ADK's EventActions pickle ({kind})"
+            )
+        event["actions"] = {k: v for k, v in read.items() if k != "__type__"}
+    return RawEvent(event_id, timestamp, event)
+
+
+def _local_epoch(timestamp: Any) -> float | None:
+    if isinstance(timestamp, datetime):
+        when = timestamp
+    else:
+        try:
+            when = datetime.fromisoformat(str(timestamp))
+        except ValueError:
+            return None
+    return when.timestamp()
 
 
 @dataclass
@@ -56,15 +129,8 @@ class RawSession:
 
 
 def is_adk(reader: SqlReader) -> bool:
-    """True for ADK's current tables: ``sessions`` and ``events`` with ``event_data``."""
-    if not TABLES.issubset(reader.tables()):
-        return False
-    return {"event_data", "session_id", "invocation_id"}.issubset(reader.columns("events"))
-
-
-def looks_like_adk(reader: SqlReader) -> bool:
-    """ADK's tables, current or the pickled v0 ones (refused by :func:`check_schema` with a
-    hint, rather than called an unknown shape)."""
+    """True for ADK's tables: ``sessions`` and ``events`` with ``event_data`` (v1) or
+    ``actions`` (v0)."""
     if not TABLES.issubset(reader.tables()):
         return False
     cols = set(reader.columns("events"))
@@ -72,21 +138,16 @@ def looks_like_adk(reader: SqlReader) -> bool:
 
 
 def check_schema(reader: SqlReader) -> None:
-    """Refuse ADK's pickled v0 schema (and anything else) with a hint.
+    """Refuse anything but ADK's session tables, with a hint.
 
     Raises:
-        FlavourError: not ADK's current session tables.
+        FlavourError: not ADK's session tables.
     """
     if is_adk(reader):
         return
-    if TABLES.issubset(reader.tables()) and "actions" in reader.columns("events"):
-        raise FlavourError(
-            "this ADK session database has the old v0 schema (pickled event actions), which "
-            "Stepscope does not unpickle",
-            "migrate it with ADK's own migration (`adk migrate session`) and import the copy",
-        )
     raise FlavourError(
-        "not an ADK session database (needs tables sessions and events with event_data)",
+        "not an ADK session database (needs tables sessions and events with event_data, or "
+        "ADK 1.x's with actions)",
         "use --flavor auto",
     )
 
@@ -107,7 +168,13 @@ class AdkTables:
         self.reader = reader
         self.dialect = reader.dialect
         tables = set(reader.tables())
+        cols = set(reader.columns("events"))
+        self.v0 = "event_data" not in cols
+        """ADK 1.x's tables: an event in columns, its actions pickled."""
+        self.v0_columns = [c for c in V0_COLUMNS if c in cols]
         self.db_schema_version = self._metadata() if "adk_internal_metadata" in tables else None
+        if self.v0 and self.db_schema_version is None:
+            self.db_schema_version = "0"
         self.app_states = (
             self._states("app_states", ("app_name",)) if "app_states" in tables else {}
         )
@@ -144,9 +211,13 @@ class AdkTables:
             f"{_text('create_time', d)}, {_text('update_time', d)} FROM sessions ORDER BY {order}"
         )
         tie = "rowid" if d == "sqlite" else _order(d, "id")
+        data = (
+            ", ".join(["actions", *(_text(c, d) for c in self.v0_columns)])
+            if self.v0 else _text("event_data", d)
+        )  # fmt: skip
         event_sql = (
-            f"SELECT app_name, user_id, session_id, id, {_text('timestamp', d)}, "
-            f"{_text('event_data', d)} FROM events "
+            f"SELECT app_name, user_id, session_id, id, {_text('timestamp', d)}, {data} "
+            f"FROM events "
             f"ORDER BY {_order(d, 'app_name', 'user_id', 'session_id')}, timestamp, {tie}"
         )
         events = self._rows(event_sql, "table events")
@@ -156,7 +227,7 @@ class AdkTables:
             while ev is not None and tuple(ev[:3]) < s.key:
                 ev = yield from self._orphans(ev, events)
             while ev is not None and tuple(ev[:3]) == s.key:
-                s.events.append(RawEvent(ev[3], ev[4], ev[5]))
+                s.events.append(self._event(ev))
                 ev = next(events, None)
             yield s
         while ev is not None:
@@ -169,10 +240,17 @@ class AdkTables:
         lost = RawSession(ev[0], ev[1], ev[2], None, None, None, orphan=True)
         nxt: tuple[Any, ...] | None = ev
         while nxt is not None and tuple(nxt[:3]) == lost.key:
-            lost.events.append(RawEvent(nxt[3], nxt[4], nxt[5]))
+            lost.events.append(self._event(nxt))
             nxt = next(events, None)
         yield lost
         return nxt
+
+    def _event(self, row: tuple[Any, ...]) -> RawEvent:
+        if not self.v0:
+            return RawEvent(row[3], row[4], row[5])
+        return v0_event(
+            str(row[3]), row[4], row[5], dict(zip(self.v0_columns, row[6:], strict=True))
+        )
 
     def _rows(self, sql: str, what: str) -> Iterator[tuple[Any, ...]]:
         for rows in self.reader.stream(sql, size=FETCH, what=what):

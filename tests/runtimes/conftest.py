@@ -6,9 +6,10 @@ are committed, so these tests need no runtime installed. The tests marked with a
 name regenerate the fixtures with the real package and run the same checks on them: they
 need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
 (``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``, ``STEPSCOPE_OPENAI_AGENTS_PYTHON``,
-``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``: ``.ci/run`` builds those venvs,
-pinned, and sets them; see each runtime's docs page), else the
-running Python if it can import the package; otherwise they are skipped. The variables are
+``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``, and ``STEPSCOPE_ADK_1_PYTHON``
+for ADK 1.x: ``.ci/run`` builds those venvs, pinned, and sets them; see each runtime's docs
+page), else the running Python if it can import the package (not for an older version);
+otherwise they are skipped. The variables are
 read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 """
 
@@ -28,20 +29,26 @@ __all__ = ["digest", "do_import", "regenerate", "runtime_python", "store_tables"
 
 RUNTIME_PYTHON = {
     "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
+    "adk_1": os.environ.get("STEPSCOPE_ADK_1_PYTHON"),
     "temporal": os.environ.get("STEPSCOPE_TEMPORAL_PYTHON"),
     "openai_agents": os.environ.get("STEPSCOPE_OPENAI_AGENTS_PYTHON"),
     "pydantic_ai": os.environ.get("STEPSCOPE_PYDANTIC_AI_PYTHON"),
     "crewai": os.environ.get("STEPSCOPE_CREWAI_PYTHON"),
 }
 """The Python with each runtime's package, as the environment named it."""
-MODULE = {"adk": "google.adk", "temporal": "temporalio", "openai_agents": "agents.memory",
-          "pydantic_ai": "pydantic_ai", "crewai": "crewai.flow"}  # fmt: skip
+MODULE = {"adk": "google.adk", "adk_1": "google.adk", "temporal": "temporalio",
+          "openai_agents": "agents.memory", "pydantic_ai": "pydantic_ai",
+          "crewai": "crewai.flow"}  # fmt: skip
+
+
+DOCS = {"adk_1": "adk"}
+"""The docs page of a runtime whose name is not its page's (ADK 1.x: an older version)."""
 
 
 def runtime_python(runtime: str) -> str | None:
     """A Python that can import the runtime's package, or None."""
     named = RUNTIME_PYTHON[runtime]
-    if named:
+    if named or runtime in DOCS:  # an older version: never the running Python's
         return named
     try:
         found = importlib.util.find_spec(MODULE[runtime]) is not None
@@ -56,7 +63,7 @@ def regenerate(runtime: str, script: Path, out: Path, *args: str) -> None:
     if python is None:
         pytest.skip(
             f"no Python with {MODULE[runtime]}: set STEPSCOPE_{runtime.upper()}_PYTHON "
-            f"(see docs/{runtime.replace('_', '-')}.md)"
+            f"(see docs/{DOCS.get(runtime, runtime.replace('_', '-'))}.md)"
         )
     done = subprocess.run(
         [python, str(script), str(out), *args], capture_output=True, text=True, timeout=240

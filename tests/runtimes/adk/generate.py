@@ -6,7 +6,8 @@ runtimes live in their own venvs, see docs/adk.md)::
     /work/venvs/adk/bin/python tests/runtimes/adk/generate.py OUT_DIR [postgresql://URL]
 
 It writes ``OUT_DIR/adk.sqlite`` through ``DatabaseSessionService`` (SQLAlchemy +
-aiosqlite), or into the empty Postgres database URL given (through asyncpg), and
+aiosqlite; with ADK 1.x, synchronous SQLAlchemy and its v0 tables: ``data_v0/``), or into the
+empty Postgres database URL given (through asyncpg, ADK 2 on), and
 ``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each session (its
 events, their function calls and responses, usage, errors, the final state),
 which the tests compare Stepscope's import with. The model is a ``BaseLlm`` subclass that
@@ -29,6 +30,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
+from google.adk import version as adk_version
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -38,6 +40,10 @@ from google.adk.sessions import DatabaseSessionService
 from google.adk.tools import FunctionTool, ToolContext
 from google.genai import types
 
+ADK_1 = adk_version.__version__.startswith("1.")
+"""ADK 1.x: its ``DatabaseSessionService`` is synchronous SQLAlchemy and stores the v0
+schema (an event's actions pickled), which Stepscope reads without unpickling."""
+VERSIONED = "model_version" in LlmResponse.model_fields
 APP = "refund_desk"
 USER = "u-42"
 MODEL = "scripted-gemini-001"
@@ -108,8 +114,8 @@ class ScriptedLlm(BaseLlm):
             content = _call("issue_refund", order_id=order, amount_cents=12900)
         else:
             content = _text(f"Refunded order {order}.")
-        return LlmResponse(content=content, usage_metadata=_usage(100 + 20 * n, 30),
-                           model_version=f"{MODEL}-2026-11")  # fmt: skip
+        extra = {"model_version": f"{MODEL}-2026-11"} if VERSIONED else {}  # ADK 2 on
+        return LlmResponse(content=content, usage_metadata=_usage(100 + 20 * n, 30), **extra)
 
 
 def agent(confirm: bool) -> LlmAgent:
@@ -148,7 +154,9 @@ async def generate(out: Path, url: str | None = None) -> None:
     else:
         db = out / "adk.sqlite"
         db.unlink(missing_ok=True)
-        service = DatabaseSessionService(f"sqlite+aiosqlite:///{db}")
+        service = DatabaseSessionService(
+            f"sqlite:///{db}" if ADK_1 else f"sqlite+aiosqlite:///{db}"
+        )
     plain = Runner(app_name=APP, agent=agent(False), session_service=service)
     confirming = Runner(app_name=APP, agent=agent(True), session_service=service)
     raised: dict[str, str | None] = {}
@@ -171,7 +179,8 @@ async def generate(out: Path, url: str | None = None) -> None:
     raised["refund-confirmed"] = await _run(confirming, "refund-confirmed", answer)
     view = {sid: await adk_view(service, sid, raised[sid]) for sid in raised}
     (out / "adk_view.json").write_text(json.dumps(view, indent=2, sort_keys=True) + "\n")
-    await service.close()
+    if hasattr(service, "close"):  # ADK 2 on (1.x's engine is synchronous)
+        await service.close()
 
 
 async def adk_view(service: DatabaseSessionService, sid: str, raised: str | None) -> Any:
@@ -189,7 +198,7 @@ async def adk_view(service: DatabaseSessionService, sid: str, raised: str | None
                           for r in e.get_function_responses()],
             "state_delta": e.actions.state_delta,
             "tokens": usage.total_token_count if usage else None,
-            "model_version": e.model_version, "error_code": e.error_code,
+            "model_version": getattr(e, "model_version", None), "error_code": e.error_code,
             "error_message": e.error_message,
             "long_running_tool_ids": sorted(e.long_running_tool_ids or []),
             "confirmations": sorted((e.actions.requested_tool_confirmations or {}).keys()),

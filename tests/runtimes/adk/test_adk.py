@@ -63,9 +63,15 @@ def _expected_tape(v: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     return [(c["name"], c["args"], answers.get(c["id"])) for e in v["events"] for c in e["calls"]]
 
 
-def check_against_view(store: Path, view: dict[str, Any]) -> None:
+COVERED_1 = {**COVERED, "lookup-error": "crashed"}
+"""ADK 1.x (the v0 tables): a tool's exception left its call unanswered, no error event."""
+
+
+def check_against_view(
+    store: Path, view: dict[str, Any], covered: dict[str, str] = COVERED
+) -> None:
     """Stepscope's import of a session database equals ADK's view of it, session by session."""
-    assert {sid: adk_says(v) for sid, v in view.items()} == COVERED
+    assert {sid: adk_says(v) for sid, v in view.items()} == covered
     with Store.open(store, read_only=True) as st:
         runs = {r.run_id: r for r in st.run_records()}
         assert set(runs) == {f"{APP}/{USER}/{sid}" for sid in view}
@@ -90,8 +96,13 @@ def check_against_view(store: Path, view: dict[str, Any]) -> None:
                     if t.kind == "tool"]  # fmt: skip
             assert tape == _expected_tape(v), sid
             models = [t for t in st.tool_calls(run.run_id) if t.kind == "model"]
-            # every model response names its version; the quota error is the model's too
-            assert len(models) == sum(1 for e in events if e["model_version"]) + (sid == "quota")
+            if any(e["model_version"] for e in events):
+                # every model response names its version; the quota error is the model's too
+                want = sum(1 for e in events if e["model_version"]) + (sid == "quota")
+            else:  # ADK 1.x kept no version: the agent's events but tool answers and asks
+                want = sum(1 for e in events if e["author"] != "user" and not e["responses"]
+                           and not any(c["name"] == CONFIRM for c in e["calls"]))  # fmt: skip
+            assert len(models) == want, sid
 
 
 def _check_states(cps: list[Any], v: dict[str, Any]) -> None:
@@ -243,22 +254,63 @@ def test_a_grown_session_adds_only_its_new_events(tmp_path: Path) -> None:
     assert store_tables(tmp_path / "followed.duckdb") == store_tables(tmp_path / "fresh.duckdb")
 
 
-def test_the_pickled_v0_schema_is_refused_in_one_line(tmp_path: Path) -> None:
-    """ADK's v0 tables pickled event actions: Stepscope says so and never unpickles."""
-    from tests.fixtures.native import stepscope
+DATA_V0 = HERE / "data_v0"
+"""Written by ADK 1.15.1 (``generate.py`` with its Python): the v0 tables, actions pickled."""
 
-    v0 = tmp_path / "v0.sqlite"
-    con = sqlite3.connect(v0)
-    con.execute("CREATE TABLE sessions (app_name VARCHAR, user_id VARCHAR, id VARCHAR, "
-                "state TEXT, create_time DATETIME, update_time DATETIME)")  # fmt: skip
-    con.execute("CREATE TABLE events (id VARCHAR, app_name VARCHAR, user_id VARCHAR, "
-                "session_id VARCHAR, invocation_id VARCHAR, author VARCHAR, actions BLOB, "
-                "timestamp DATETIME, content TEXT)")  # fmt: skip
+
+def test_adk_1_v0_tables_match_adks_own_view(tmp_path: Path) -> None:
+    """ADK 1.x kept an event in columns, its actions pickled: read as data, the import is
+    what ADK 1.15's ``get_session`` said (no usage or model version: ADK 1.x stored none)."""
+    report = do_import(DATA_V0 / "adk.sqlite", tmp_path / "s.duckdb")
+    assert report.flavour == "adk" and report.total.quarantined == 0
+    check_against_view(tmp_path / "s.duckdb", _view(DATA_V0), COVERED_1)
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as st:
+        head = st.checkpoint(f"{APP}/{USER}/refund-ok")
+    assert head.metadata["adk"]["db_schema_version"] == "0"
+
+
+def _v0_with(tmp_path: Path, bad: dict[str, bytes]) -> Path:
+    """A copy of the ADK 1.x database with the given events' ``actions`` replaced."""
+    src = tmp_path / "adk.sqlite"
+    shutil.copy(DATA_V0 / "adk.sqlite", src)
+    con = sqlite3.connect(src)
+    for event_id, blob in bad.items():
+        con.execute("UPDATE events SET actions = ? WHERE id = ?", (blob, event_id))
+    con.commit()
     con.close()
-    result = stepscope("import", str(v0), "--flavor", "adk", "--store", str(tmp_path / "s.db"))
-    assert result.exit_code == 2
-    assert "v0 schema" in result.output and "migrat" in result.output
-    assert "Traceback" not in result.output
+    return src
+
+
+def test_a_v0_pickle_is_never_run(tmp_path: Path) -> None:
+    """Pickles that would run code, or blow up, in ``actions``: each row goes to quarantine
+    with its reason, nothing they name is imported or called, the other rows import."""
+    marker = tmp_path / "pwned"
+    ids = [e["id"] for e in _view(DATA_V0)["refund-ok"]["events"]]
+    system = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."
+    nested = b"\x80\x04" + b"]" * 100_000 + b"a" * 99_999 + b"."  # lists 100,000 deep
+    src = _v0_with(tmp_path, {ids[1]: system, ids[2]: b"\x80\x04\x95", ids[3]: nested})
+    report = do_import(src, tmp_path / "s.duckdb")
+    assert not marker.exists()
+    assert report.total.quarantined == 3
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as st:
+        reasons = sorted(st.quarantine()["reason"])
+        kept = [c.checkpoint_id for c in st.checkpoints(f"{APP}/{USER}/refund-ok")]
+    assert any("not ADK's EventActions pickle (call:os.system)" in r for r in reasons), reasons
+    assert any("not a readable pickle" in r for r in reasons), reasons
+    assert any("nested deeper than 200 levels" in r for r in reasons), reasons
+    assert kept == [ids[0], *ids[4:]]
+
+
+@pytest.mark.adk
+def test_regenerated_with_adk_1(tmp_path: Path) -> None:
+    """The generator, run with ADK 1.x (``STEPSCOPE_ADK_1_PYTHON``), writes the v0 tables
+    the same checks accept."""
+    out = tmp_path / "fresh"
+    regenerate("adk_1", HERE / "generate.py", out)
+    assert "event_data" not in {r[1] for r in sqlite3.connect(out / "adk.sqlite").execute(
+        "PRAGMA table_info(events)")}  # fmt: skip
+    do_import(out / "adk.sqlite", tmp_path / "s.duckdb")
+    check_against_view(tmp_path / "s.duckdb", _view(out), COVERED_1)
 
 
 def test_a_call_whose_answer_never_came_is_in_doubt(imported: Path) -> None:
