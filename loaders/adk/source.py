@@ -76,7 +76,7 @@ def v0_event(event_id: str, timestamp: Any, actions: Any, cols: dict[str, Any]) 
             except orjson.JSONDecodeError:
                 return RawEvent(event_id, timestamp, None, f"{name} is not JSON")
         if name in ("partial", "turn_complete", "interrupted"):
-            value = bool(value)
+            value = value if isinstance(value, bool) else str(value).lower() in ("1", "true")
         event[name] = value
     when = _local_epoch(timestamp)
     if when is not None:
@@ -212,7 +212,7 @@ class AdkTables:
         )
         tie = "rowid" if d == "sqlite" else _order(d, "id")
         data = (
-            ", ".join(["actions", *(_text(c, d) for c in self.v0_columns)])
+            ", ".join(["actions", *(_text(c, d) if c in V0_JSON else c for c in self.v0_columns)])
             if self.v0 else _text("event_data", d)
         )  # fmt: skip
         event_sql = (

@@ -7,7 +7,7 @@ runtimes live in their own venvs, see docs/adk.md)::
 
 It writes ``OUT_DIR/adk.sqlite`` through ``DatabaseSessionService`` (SQLAlchemy +
 aiosqlite; with ADK 1.x, synchronous SQLAlchemy and its v0 tables: ``data_v0/``), or into the
-empty Postgres database URL given (through asyncpg, ADK 2 on), and
+empty Postgres database URL given (through asyncpg; psycopg2 with ADK 1.x), and
 ``OUT_DIR/adk_view.json``: what ADK's own ``get_session`` returns for each session (its
 events, their function calls and responses, usage, errors, the final state),
 which the tests compare Stepscope's import with. The model is a ``BaseLlm`` subclass that
@@ -150,7 +150,9 @@ def _confirmation_call(service: DatabaseSessionService, events: list[Any]) -> st
 async def generate(out: Path, url: str | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if url:  # ADK creates its tables in the empty database
-        service = DatabaseSessionService(url.replace("postgresql://", "postgresql+asyncpg://", 1))
+        # ADK 1.x: synchronous SQLAlchemy through psycopg2; ADK 2 on: asyncpg
+        driver = "postgresql+psycopg2://" if ADK_1 else "postgresql+asyncpg://"
+        service = DatabaseSessionService(url.replace("postgresql://", driver, 1))
     else:
         db = out / "adk.sqlite"
         db.unlink(missing_ok=True)

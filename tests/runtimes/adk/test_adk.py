@@ -302,6 +302,18 @@ def test_a_v0_pickle_is_never_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.adk
+@pytest.mark.postgres
+def test_adk_1_on_postgres(pg_server: Any, tmp_path: Path) -> None:
+    """ADK 1.x's v0 tables on Postgres (psycopg2): the pickles as ``bytea``, the flags as
+    booleans, the JSON columns as ``json``."""
+    url = pg_server.create_database("adk1")
+    regenerate("adk_1", HERE / "generate.py", tmp_path / "pg", url)
+    report = do_import(url, tmp_path / "s.duckdb")
+    assert report.flavour == "adk" and report.total.quarantined == 0
+    check_against_view(tmp_path / "s.duckdb", _view(tmp_path / "pg"), COVERED_1)
+
+
+@pytest.mark.adk
 def test_regenerated_with_adk_1(tmp_path: Path) -> None:
     """The generator, run with ADK 1.x (``STEPSCOPE_ADK_1_PYTHON``), writes the v0 tables
     the same checks accept."""
