@@ -63,17 +63,30 @@ def _answers(m: Message) -> list[dict[str, Any]]:
 
 
 def _tokens(m: Message) -> int:
+    """A response's input and output tokens; before pydantic-ai 0.7 ``request_tokens`` and
+    ``response_tokens`` (or their ``total_tokens`` alone)."""
     u = m.get("usage")
     if not isinstance(u, dict):
         return 0
-    return int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+    if "input_tokens" in u or "output_tokens" in u:
+        return int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+    both = int(u.get("request_tokens") or 0) + int(u.get("response_tokens") or 0)
+    return both or int(u.get("total_tokens") or 0)
+
+
+def _time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _stamp(m: Message) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(m.get("timestamp")).replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    """A message's time; a request without one (pydantic-ai before 1.x) has its parts'."""
+    if m.get("timestamp") is not None:
+        return _time(m.get("timestamp"))
+    times = [t for p in _parts(m) if (t := _time(p.get("timestamp"))) is not None]
+    return max(times) if times else None
 
 
 class _Seen:

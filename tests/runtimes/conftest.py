@@ -6,11 +6,11 @@ are committed, so these tests need no runtime installed. The tests marked with a
 name regenerate the fixtures with the real package and run the same checks on them: they
 need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
 (``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``, ``STEPSCOPE_OPENAI_AGENTS_PYTHON``,
-``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``, and ``STEPSCOPE_ADK_1_PYTHON``
-for ADK 1.x: ``.ci/run`` builds those venvs, pinned, and sets them; see each runtime's docs
-page), else the running Python if it can import the package (not for an older version);
-otherwise they are skipped. The variables are
-read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
+``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``, and for older versions
+``STEPSCOPE_ADK_1_PYTHON`` (ADK 1.x) and ``STEPSCOPE_PYDANTIC_AI_0_4_PYTHON``: ``.ci/run``
+builds those venvs, pinned, and sets them; see each runtime's docs page), else the running
+Python if it can import the package (not for an older version); otherwise they are skipped.
+The variables are read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ __all__ = ["digest", "do_import", "regenerate", "runtime_python", "store_tables"
 RUNTIME_PYTHON = {
     "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
     "adk_1": os.environ.get("STEPSCOPE_ADK_1_PYTHON"),
+    "pydantic_ai_0_4": os.environ.get("STEPSCOPE_PYDANTIC_AI_0_4_PYTHON"),
     "temporal": os.environ.get("STEPSCOPE_TEMPORAL_PYTHON"),
     "openai_agents": os.environ.get("STEPSCOPE_OPENAI_AGENTS_PYTHON"),
     "pydantic_ai": os.environ.get("STEPSCOPE_PYDANTIC_AI_PYTHON"),
@@ -38,11 +39,12 @@ RUNTIME_PYTHON = {
 """The Python with each runtime's package, as the environment named it."""
 MODULE = {"adk": "google.adk", "adk_1": "google.adk", "temporal": "temporalio",
           "openai_agents": "agents.memory", "pydantic_ai": "pydantic_ai",
+          "pydantic_ai_0_4": "pydantic_ai",
           "crewai": "crewai.flow"}  # fmt: skip
 
 
-DOCS = {"adk_1": "adk"}
-"""The docs page of a runtime whose name is not its page's (ADK 1.x: an older version)."""
+DOCS = {"adk_1": "adk", "pydantic_ai_0_4": "pydantic-ai"}
+"""The docs page of a runtime whose name is not its page's (an older version's)."""
 
 
 def runtime_python(runtime: str) -> str | None:

@@ -37,14 +37,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pydantic_ai
 from pydantic import BaseModel
-from pydantic_ai import (
-    Agent,
-    DeferredToolRequests,
-    DeferredToolResults,
-    ModelRetry,
-    capture_run_messages,
-)
+from pydantic_ai import Agent, ModelRetry, capture_run_messages
+from pydantic_ai import usage as pai_usage
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -54,8 +50,12 @@ from pydantic_ai.messages import (
     ToolCallPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.usage import RequestUsage, UsageLimits
+from pydantic_ai.usage import UsageLimits
 from pydantic_core import to_jsonable_python
+
+DEFERRED = hasattr(pydantic_ai, "DeferredToolRequests")
+"""Deferred tools (the approval runs) came with pydantic-ai 1.0; older versions write the
+other runs, in their own shape (no request timestamps, ``request_tokens`` before 0.7)."""
 
 MODEL = "scripted-1"
 
@@ -70,8 +70,24 @@ def script(*responses: ModelResponse) -> FunctionModel:
 
 
 def resp(*parts: Any, i: int = 50, o: int = 10) -> ModelResponse:
-    usage = RequestUsage(input_tokens=i, output_tokens=o)
+    if hasattr(pai_usage, "RequestUsage"):
+        usage: Any = pai_usage.RequestUsage(input_tokens=i, output_tokens=o)
+    else:  # before pydantic-ai 0.7
+        usage = pai_usage.Usage(request_tokens=i, response_tokens=o, total_tokens=i + o)
     return ModelResponse(parts=list(parts), usage=usage, model_name=MODEL)
+
+
+def spent(u: Any) -> int:
+    """A usage's input and output tokens, in either version's names."""
+    if hasattr(u, "input_tokens"):
+        return int(u.input_tokens + u.output_tokens)
+    return int((u.request_tokens or 0) + (u.response_tokens or 0))
+
+
+def run_usage(result: Any) -> Any:
+    """``result.usage``: a property since pydantic-ai 1.0, a method before."""
+    u = result.usage
+    return u if hasattr(u, "total_tokens") else u()
 
 
 def call(name: str, args: dict[str, Any], cid: str) -> ToolCallPart:
@@ -108,9 +124,9 @@ def api_view(messages: list[ModelMessage], **extra: Any) -> dict[str, Any]:
     return {
         "messages": len(back),
         "responses": len(responses),
-        "response_tokens": [r.usage.input_tokens + r.usage.output_tokens for r in responses],
+        "response_tokens": [spent(r.usage) for r in responses],
         "model_names": [r.model_name for r in responses],
-        "states": [m.state for m in back],
+        "states": [getattr(m, "state", None) for m in back],
         "tool_calls": calls,
         "tool_returns": returns,
         **extra,
@@ -126,10 +142,11 @@ def save(out: Path, run: str, doc: Any) -> None:
 def finished(out: Path, run: str, agent: Agent[Any, Any], prompt: str) -> dict[str, Any]:
     result = agent.run_sync(prompt)
     save(out, run, json.loads(result.all_messages_json()))
+    usage = run_usage(result)
     return api_view(
         result.all_messages(),
-        total_tokens=result.usage.total_tokens,
-        requests=result.usage.requests,
+        total_tokens=usage.total_tokens,
+        requests=usage.requests,
         output=to_jsonable_python(result.output),
     )
 
@@ -141,12 +158,8 @@ def raised(out: Path, run: str, agent: Agent[Any, Any], prompt: str, **kw: Any) 
         except Exception as e:  # the run's failure is what this fixture records
             error = f"{type(e).__name__}: {e}"
     save(out, run, json.loads(ModelMessagesTypeAdapter.dump_json(messages)))
-    spent = sum(
-        m.usage.input_tokens + m.usage.output_tokens
-        for m in messages
-        if isinstance(m, ModelResponse)
-    )
-    return api_view(messages, total_tokens=spent, error=error)
+    total = sum(spent(m.usage) for m in messages if isinstance(m, ModelResponse))
+    return api_view(messages, total_tokens=total, error=error)
 
 
 def main(out: Path) -> None:
@@ -203,8 +216,19 @@ def main(out: Path) -> None:
         "usage-limit",
         a,
         "Tell me everything.",
-        usage_limits=UsageLimits(output_tokens_limit=100),
+        usage_limits=UsageLimits(output_tokens_limit=100)
+        if "output_tokens_limit" in UsageLimits.__dataclass_fields__
+        else UsageLimits(response_tokens_limit=100),
     )
+    if DEFERRED:
+        approvals(out, seen)
+    text = json.dumps(to_jsonable_python(seen), indent=1, sort_keys=True)
+    (out / "expected.json").write_text(text + "\n")
+
+
+def approvals(out: Path, seen: dict[str, Any]) -> None:
+    """The runs that pause for approval and resume (pydantic-ai 1.0 on)."""
+    from pydantic_ai import DeferredToolRequests, DeferredToolResults
 
     refund_args = {"order_id": "A-17", "amount": 42.5, "idempotency_key": "refund-A-17"}
     a = Agent(
@@ -237,7 +261,7 @@ def main(out: Path) -> None:
     )
     seen["approval"] = api_view(
         paused.all_messages(),
-        total_tokens=paused.usage.total_tokens,
+        total_tokens=run_usage(paused).total_tokens,
         deferred={
             "approvals": [
                 (p.tool_name, p.tool_call_id, p.args_as_dict()) for p in paused.output.approvals
@@ -250,20 +274,13 @@ def main(out: Path) -> None:
         deferred_tool_results=DeferredToolResults(approvals={"c-ap-2": True}),
     )
     save(out, "approval-resumed", json.loads(resumed.all_messages_json()))
-    spent = sum(
-        m.usage.input_tokens + m.usage.output_tokens
-        for m in resumed.all_messages()
-        if isinstance(m, ModelResponse)
-    )
+    total = sum(spent(m.usage) for m in resumed.all_messages() if isinstance(m, ModelResponse))
     seen["approval-resumed"] = api_view(
         resumed.all_messages(),
-        total_tokens=spent,
+        total_tokens=total,
         output=resumed.output,
         run_ids=sorted({m.run_id for m in resumed.all_messages() if m.run_id}),
     )
-
-    text = json.dumps(to_jsonable_python(seen), indent=1, sort_keys=True)
-    (out / "expected.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":

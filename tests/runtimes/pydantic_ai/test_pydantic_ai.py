@@ -22,9 +22,11 @@ from debugger.model import ImportReport
 from debugger.store import Store
 from loaders import import_source
 from loaders.importer import check_source
+from tests.runtimes.conftest import regenerate
 from tests.runtimes.fixture_data import data_dir, sources
 
 RT = "pydantic_ai"
+HERE = Path(__file__).parent
 
 
 @dataclass
@@ -36,10 +38,26 @@ class Imported:
     files: dict[str, Any]
 
 
-@pytest.fixture(scope="module", params=sources(RT))
+OLDER = "0.4"
+"""``data_0.4``: written by pydantic-ai-slim 0.4.11 with the same generator (no deferred tools
+then, so no approval runs): its requests carry no timestamp of their own and its usage counts
+``request_tokens`` and ``response_tokens``."""
+
+
+@pytest.fixture(
+    scope="module",
+    params=[*sources(RT), pytest.param(OLDER),
+            pytest.param(f"{OLDER}-regenerated", marks=pytest.mark.pydantic_ai)],
+)  # fmt: skip
 def pai(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Imported:
     tmp = tmp_path_factory.mktemp("pai")
-    data = data_dir(RT, request.param, tmp)
+    if request.param == OLDER:
+        data = HERE / f"data_{OLDER}"
+    elif request.param == f"{OLDER}-regenerated":
+        data = tmp / "generated"
+        regenerate("pydantic_ai_0_4", HERE / "generate.py", data)
+    else:
+        data = data_dir(RT, request.param, tmp)
     store = tmp / "store.duckdb"
     with Store.open(store) as s:
         report = import_source(s, str(data / "histories"))
@@ -87,17 +105,27 @@ def test_statuses(pai: Imported) -> None:
         status = {r.run_id: r.status for r in s.run_records()}
         failed = {r.run_id: r.last_error for r in s.run_records() if r.status == "failed"}
     assert status["ok"] == status["retried"] == status["structured"] == "completed"
-    assert status["approval-resumed"] == "completed"
-    assert status["approval"] == "parked"
-    # a tool raised / a usage limit: the run raised, the history ends interrupted
+    if "approval" in pai.expected:  # pydantic-ai 1.0 on
+        assert status["approval-resumed"] == "completed"
+        assert status["approval"] == "parked"
+        assert pai.expected["tool-raised"]["states"][-1] == "interrupted"
+    # a tool raised / a usage limit: the run raised (the history ends interrupted)
     assert "ConnectionError" in pai.expected["tool-raised"]["error"]
-    assert pai.expected["tool-raised"]["states"][-1] == "interrupted"
     assert "UsageLimitExceeded" in pai.expected["usage-limit"]["error"]
+    if pai.expected["tool-raised"]["states"][-1] is None:
+        # before pydantic-ai 1.0 a history does not say the run raised: the tool call is in
+        # flight, the over-limit response was never added (the prompt waits for an answer)
+        assert not failed and status["tool-raised"] == "crashed"
+        assert pai.expected["usage-limit"]["responses"] == 0
+        assert status["usage-limit"] in ("in_progress", "crashed")  # crashed once stale
+        return
     assert set(failed) == {"tool-raised", "usage-limit"}
     assert "usage limit" in str(failed["usage-limit"])
 
 
 def test_parked_on_the_deferred_requests(pai: Imported) -> None:
+    if "approval" not in pai.expected:
+        pytest.skip("no deferred tools before pydantic-ai 1.0")
     said = pai.expected["approval"]["deferred"]
     with debugger.open(pai.store) as s:
         head = s.checkpoint("approval")
@@ -128,7 +156,10 @@ def test_tape_is_the_calls_and_returns(pai: Imported) -> None:
                     continue
                 outcome, content = returns[cid]
                 assert t.response == content
-                assert (t.error is not None) == (outcome != "success")
+                kind = next(k for c, k, _, _ in said["tool_returns"] if c == cid)
+                # no outcome before pydantic-ai 1.0: a retry prompt is the failure
+                failed = outcome not in ("success", None) or kind == "retry-prompt"
+                assert (t.error is not None) == failed
             assert len([t for t in tape if t.kind == "model"]) == said["responses"]
         retried = [t for t in s.tool_calls("retried") if t.kind == "tool"]
         assert (retried[0].error, retried[1].error) == ("order ids are upper case", None)
@@ -137,9 +168,11 @@ def test_tape_is_the_calls_and_returns(pai: Imported) -> None:
 def test_audit_is_runtime_aware(pai: Imported) -> None:
     with Store.open(pai.store, read_only=True) as s:
         done = audit_run(s, "ok")
-        paused = audit_run(s, "approval")
+        paused = audit_run(s, "approval") if "approval" in pai.expected else None
     assert done.verdict == "completed"
     gaps = [f for f in done.findings if f.rule_id.startswith("missing-")]
     assert gaps and all(f.severity == "warning" and "pydantic-ai" in f.hint for f in gaps)
+    if paused is None:
+        return
     assert paused.verdict == "resumable_after_checks"
     assert any("DeferredToolResults(approvals={'c-ap-2': True})" in r for r in paused.reasons)
