@@ -7,7 +7,7 @@ and ``user_states`` (the ``app:`` and ``user:`` keys, shared between sessions) a
 SQLAlchemy service, ``adk_internal_metadata`` (``schema_version``). The older "v0" schema
 (ADK 1.x) kept an event in columns of its own, its actions pickled: each row is put together
 into the event ADK's v1 would store (:func:`v0_event`), its pickle read as data by
-:mod:`loaders.adk.pickled`, never unpickled.
+:mod:`loaders.pickled`, never unpickled.
 
 Sessions and events are read with two flat scans ordered the same way (app, user, session;
 events by timestamp, then insertion order, as ADK reloads them) and merged, so memory holds
@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 
 from debugger.errors import FlavourError
-from loaders.adk.pickled import UnreadablePickle, read_pickle
 from loaders.base import SqlReader
+from loaders.pickled import UnreadablePickle, read_pickle
 
 TABLES = {"sessions", "events"}
 FETCH = 1000

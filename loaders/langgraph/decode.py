@@ -14,8 +14,11 @@ untrusted. This decoder reads the msgpack structure only. Each extension value c
   sorted lists, deques and tuples as lists, paths and IP addresses as strings, secrets as
   ``"**********"``, bytes as ``{"__type__": "bytes", "base64": ...}``.
 
-``pickle`` and encrypted values (``msgpack+aes`` and any ``<inner>+<cipher>``) are refused with
-a :class:`DecodeError` naming the reason; nothing is ever unpickled.
+A ``pickle`` value (the serializer's ``pickle_fallback``) is read as data by
+:mod:`loaders.pickled`, never unpickled: its objects are ``"pickle:<module>.<Class>"`` with
+their fields, a call it would make is named, not made. Encrypted values (``msgpack+aes`` and
+any ``<inner>+<cipher>``), and pickles that reader refuses, raise a :class:`DecodeError`
+naming the reason.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import msgpack
 import orjson
 
 from debugger.errors import DecodeError
+from loaders.pickled import UnreadablePickle, read_pickle
 
 _ormsgpack: Any
 try:  # ormsgpack (a LangGraph dependency) unpacks faster; msgpack is the fallback
@@ -176,8 +180,6 @@ class SafeDecoder:
             raise DecodeError(
                 f"encrypted value ({kind}): not decrypted", "decrypt it with the application"
             )
-        if kind == "pickle":
-            raise DecodeError("pickle value: never unpickled", "pickle can run arbitrary code")
         if kind in ("null", "empty") or data is None:
             return None
         if not isinstance(data, str | bytes | bytearray | memoryview):
@@ -188,6 +190,11 @@ class SafeDecoder:
                 "not written by a LangGraph saver",
             )
         raw = data.encode() if isinstance(data, str) else bytes(data)
+        if kind == "pickle":  # read as data, never unpickled (loaders.pickled)
+            try:
+                return read_pickle(raw, tag="pickle:")
+            except UnreadablePickle as e:
+                raise DecodeError(f"pickle value: {e}", "it is read as data, never run") from None
         if kind in ("bytes", "bytearray"):
             return {"__type__": "bytes", "base64": base64.b64encode(raw).decode()}
         if kind == "json":

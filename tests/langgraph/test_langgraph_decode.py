@@ -101,7 +101,8 @@ def test_labels() -> None:
 @pytest.mark.parametrize(
     ("type_", "data", "reason"),
     [
-        ("pickle", b"\x80\x04K\x01.", "pickle value: never unpickled"),
+        ("pickle", b"\x80\x04P1\n.", "pickle value: pickle opcode PERSID is not read"),
+        ("pickle", b"\x80\x04\x95", "pickle value: not a readable pickle"),
         ("msgpack+aes", b"\x01\x02", "encrypted value (msgpack+aes): not decrypted"),
         ("msgpack", b"\xc1", "corrupt msgpack value"),
         ("msgpack", b"\xc7\x01\x63\x00", "unknown msgpack extension code 99"),

@@ -1,4 +1,5 @@
-"""Values Stepscope will not open (pickle, encrypted) or cannot read (corrupt) go to quarantine.
+"""Values Stepscope will not open (encrypted) or cannot read (corrupt) go to quarantine; a
+pickle is read as data, never unpickled.
 
 The databases are written by the real savers, with LangGraph's pickle fallback and its
 EncryptedSerializer (a test cipher named ``aes``, as pycryptodome is not a dependency), then
@@ -80,16 +81,39 @@ def sqlite_saver(tmp_path: Path) -> Iterator[Any]:
     con.close()
 
 
-def test_pickle_is_quarantined_never_unpickled_sqlite(sqlite_saver: Any, tmp_path: Path) -> None:
+OPAQUE = {"__type__": f"pickle:{__name__}.Opaque", "secret": "s3cr3t"}
+"""The pickled ``Opaque("s3cr3t")`` as the import shows it: its class named, its fields."""
+
+
+def _check_pickled(store_path: Path) -> None:
+    with Store.open(store_path, read_only=True) as st:
+        head = st.checkpoint("pickled")
+    assert head.working_state["thing"] == OPAQUE
+    assert UNPICKLED == []
+
+
+def test_pickle_is_read_as_data_never_unpickled_sqlite(sqlite_saver: Any, tmp_path: Path) -> None:
+    """LangGraph's pickle fallback: the value is there, as data; ``__setstate__`` never ran."""
     _pickled_run(sqlite_saver(JsonPlusSerializer(pickle_fallback=True)))
     linear(sqlite_saver())
     report, quarantine, runs = _import(str(tmp_path / "lg.sqlite"), tmp_path / "s.duckdb")
     assert UNPICKLED == []
-    assert report.total.quarantined > 0
-    assert set(quarantine["reason"]) == {"pickle value: never unpickled"}
-    assert "linear" in set(runs["run_id"])  # the rest of the file still imports
-    t = report.total
-    assert t.read == t.imported + t.already_present + t.quarantined
+    assert report.total.quarantined == 0 and len(quarantine) == 0
+    assert {"pickled", "linear"} <= set(runs["run_id"])
+    _check_pickled(tmp_path / "s.duckdb")
+
+
+def test_a_pickle_that_would_run_code_is_named_not_run(sqlite_saver: Any, tmp_path: Path) -> None:
+    """A pickled value rewritten to call ``os.system``: the call is data in the state."""
+    marker = tmp_path / "pwned"
+    _pickled_run(sqlite_saver(JsonPlusSerializer(pickle_fallback=True)))
+    con = sqlite3.connect(tmp_path / "lg.sqlite")
+    evil = b"cos\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR."
+    con.execute("UPDATE writes SET value = ? WHERE type = 'pickle'", (evil,))
+    con.commit()
+    con.close()
+    _import(str(tmp_path / "lg.sqlite"), tmp_path / "s.duckdb")
+    assert not marker.exists() and UNPICKLED == []
 
 
 def test_encrypted_is_quarantined_sqlite(sqlite_saver: Any, tmp_path: Path) -> None:
@@ -127,7 +151,9 @@ def test_corrupt_blob_and_write_quarantined_sqlite(sqlite_saver: Any, tmp_path: 
 
 
 @pytest.mark.postgres
-def test_pickle_encrypted_and_corrupt_quarantined_postgres(pg_server: Any, tmp_path: Path) -> None:
+def test_pickle_read_encrypted_and_corrupt_quarantined_postgres(
+    pg_server: Any, tmp_path: Path
+) -> None:
     from langgraph.checkpoint.postgres import PostgresSaver
 
     url = pg_server.create_database("lgq")
@@ -148,7 +174,8 @@ def test_pickle_encrypted_and_corrupt_quarantined_postgres(pg_server: Any, tmp_p
     report, quarantine, runs = _import(url, tmp_path / "s.duckdb")
     assert UNPICKLED == []
     reasons = set(quarantine["reason"])
-    assert "pickle value: never unpickled (channel 'thing')" in reasons
+    assert not [r for r in reasons if "pickle" in r]
+    _check_pickled(tmp_path / "s.duckdb")
     assert "encrypted value (msgpack+aes): not decrypted (channel '__start__')" in reasons
     assert "undecodable write: encrypted value (msgpack+aes): not decrypted" in reasons
     assert any(r.startswith("corrupt msgpack value") and "'log'" in r for r in reasons)

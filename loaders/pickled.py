@@ -1,11 +1,12 @@
-"""Reading a pickle as data, never running it: the ``actions`` of ADK's v0 session tables.
+"""Reading a pickle as data, never running it: ADK 1.x's event actions, LangGraph's fallback.
 
 ADK's ``DatabaseSessionService`` stored each event's ``EventActions`` (a pydantic model) as a
-pickle until its v1 schema (ADK 1.x; ``adk migrate session`` converts). Unpickling runs
-whatever the bytes name, so it is never done here: :func:`read_pickle` walks the opcodes with
-the standard library's ``pickletools.genops`` (a parser: it imports and calls nothing) and
-builds the value a small stack machine makes of them, with every class, function and call
-kept as inert data:
+pickle until its v1 schema (ADK 1.x; ``adk migrate session`` converts), and LangGraph's
+serializer pickles what msgpack cannot hold when an application turns on its
+``pickle_fallback``. Unpickling runs whatever the bytes name, so it is never done here:
+:func:`read_pickle` walks the opcodes with the standard library's ``pickletools.genops`` (a
+parser: it imports and calls nothing) and builds the value a small stack machine makes of
+them, with every class, function and call kept as inert data:
 
 - a global (``GLOBAL``, ``STACK_GLOBAL``) is its dotted name, never imported;
 - an object made by ``NEWOBJ`` and filled by ``BUILD`` (how pickle stores a pydantic model
@@ -225,11 +226,13 @@ def _pairs(target: dict[Any, Any], items: list[Any]) -> dict[Any, Any]:
 
 
 class _Render:
-    """The machine's value as JSON-ready data, within the bounds."""
+    """The machine's value as JSON-ready data, within the bounds; ``tag`` goes before an
+    object's class in its ``__type__``."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str = "") -> None:
         self.nodes = 0
         self.path: set[int] = set()
+        self.tag = tag
 
     def value(self, v: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -284,7 +287,7 @@ class _Render:
         elif state is not None:
             fields = {"state": state}
         rendered = self.value(fields, depth)
-        return {"__type__": o.kind, **rendered}
+        return {"__type__": f"{self.tag}{o.kind}", **rendered}
 
 
 def _datetime(o: _Object) -> str | None:
@@ -314,8 +317,11 @@ def _datetime(o: _Object) -> str | None:
     return None
 
 
-def read_pickle(data: bytes | bytearray | memoryview) -> Any:
+def read_pickle(data: bytes | bytearray | memoryview, tag: str = "") -> Any:
     """The value a pickle holds, as JSON-ready data; nothing it names is imported or run.
+
+    ``tag`` prefixes an object's class in its ``__type__`` (LangGraph's values: ``pickle:``,
+    beside the decoder's ``pydantic:`` and ``dataclass:``).
 
     Raises:
         UnreadablePickle: not a pickle, or one outside what is read (the reason says which).
@@ -329,4 +335,4 @@ def read_pickle(data: bytes | bytearray | memoryview) -> Any:
         raise
     except (ValueError, IndexError, KeyError, TypeError, OverflowError, EOFError) as e:
         raise UnreadablePickle(f"not a readable pickle ({type(e).__name__}: {e})") from None
-    return _Render().value(value)
+    return _Render(tag).value(value)

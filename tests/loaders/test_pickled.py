@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from loaders.adk.pickled import MAX_DEPTH, UnreadablePickle, read_pickle
+from loaders.pickled import MAX_DEPTH, UnreadablePickle, read_pickle
 
 V0 = Path(__file__).parents[1] / "runtimes" / "adk" / "data_v0" / "adk.sqlite"
 
