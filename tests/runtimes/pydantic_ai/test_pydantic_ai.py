@@ -123,9 +123,8 @@ def test_statuses(pai: Imported) -> None:
     assert "usage limit" in str(failed["usage-limit"])
 
 
+@pytest.mark.parametrize("pai", sources(RT), indirect=True)  # deferred tools: 1.0 on
 def test_parked_on_the_deferred_requests(pai: Imported) -> None:
-    if "approval" not in pai.expected:
-        pytest.skip("no deferred tools before pydantic-ai 1.0")
     said = pai.expected["approval"]["deferred"]
     with debugger.open(pai.store) as s:
         head = s.checkpoint("approval")
