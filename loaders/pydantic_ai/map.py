@@ -22,7 +22,7 @@ What goes where (docs/pydantic-ai.md says the same for users):
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from loaders.langgraph.decode import to_json
@@ -75,10 +75,12 @@ def _tokens(m: Message) -> int:
 
 
 def _time(value: Any) -> datetime | None:
+    """A timestamp; one without a zone is UTC (pydantic-ai writes UTC), so any two compare."""
     try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _stamp(m: Message) -> datetime | None:

@@ -175,3 +175,22 @@ def test_audit_is_runtime_aware(pai: Imported) -> None:
         return
     assert paused.verdict == "resumable_after_checks"
     assert any("DeferredToolResults(approvals={'c-ap-2': True})" in r for r in paused.reasons)
+
+
+def test_times_with_and_without_a_zone_compare(tmp_path: Path) -> None:
+    """A history whose timestamps mix ``Z`` and no zone (edited by hand, or another writer):
+    a time without a zone is UTC, as pydantic-ai writes them; no traceback, nothing lost."""
+    older = json.loads((HERE / f"data_{OLDER}" / "histories" / "ok.json").read_text())
+    older[0]["parts"].append({"content": "also", "timestamp": "2026-12-07T14:43:46",
+                              "part_kind": "user-prompt"})  # fmt: skip
+    newer = json.loads((HERE / "data" / "histories" / "ok.json").read_text())
+    newer[0]["timestamp"] = str(newer[0]["timestamp"]).rstrip("Z").split("+")[0]
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "older.json").write_text(json.dumps(older))
+    (tmp_path / "h" / "newer.json").write_text(json.dumps(newer))
+    with Store.open(tmp_path / "s.duckdb") as s:
+        report = import_source(s, str(tmp_path / "h"))
+    assert report.total.quarantined == 0 and report.total.imported == report.total.read
+    with debugger.open(tmp_path / "s.duckdb") as s:
+        assert {r.run_id: r.status for r in s.run_records()} == {
+            "older": "completed", "newer": "completed"}  # fmt: skip
