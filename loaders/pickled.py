@@ -14,7 +14,9 @@ them, with every class, function and call kept as inert data:
   ``__dict__``, with ``"__type__": "<module>.<name>"``;
 - any other call (``REDUCE``) is ``{"__type__": "call:<module>.<name>", "args": [...]}``:
   ``os.system("...")`` is a dictionary that names it, and nothing happens;
-- bytes are ``{"__bytes__": "<base64>"}``, sets and tuples are lists.
+- bytes are ``{"__type__": "bytes", "base64": "..."}`` (as the LangGraph decoder renders
+  them), sets and tuples are lists; a ``datetime``, ``date`` or ``time`` is ISO text when it
+  has no zone (with one, its call is kept, zone and all).
 
 Opcodes no ADK pickle uses (persistent ids, the extension registry, the protocol 0 ``INST``
 and ``OBJ``, out-of-band buffers) are refused, as are a value nested deeper than
@@ -83,6 +85,10 @@ _TEXTS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SH
           "BINUNICODE8"}  # fmt: skip
 
 
+def _bytes(raw: bytes) -> dict[str, str]:
+    return {"__type__": "bytes", "base64": base64.b64encode(raw).decode("ascii")}
+
+
 def _pop_mark(stack: list[Any]) -> list[Any]:
     for i in range(len(stack) - 1, -1, -1):
         if stack[i] is _MARK:
@@ -110,7 +116,7 @@ def _machine(data: bytes) -> Any:
         elif name in _NUMBERS or name in _TEXTS:
             stack.append(arg)
         elif name in ("BINBYTES", "SHORT_BINBYTES", "BINBYTES8"):
-            stack.append({"__bytes__": base64.b64encode(bytes(arg or b"")).decode("ascii")})
+            stack.append(_bytes(bytes(arg or b"")))
         elif name == "EMPTY_DICT":
             stack.append({})
         elif name in ("EMPTY_LIST", "EMPTY_TUPLE", "EMPTY_SET"):
@@ -187,7 +193,7 @@ def _machine(data: bytes) -> Any:
                     and isinstance(args[0], str):  # fmt: skip
                 # how protocols 0-2 keep bytes: the text, encoded back (not called here)
                 raw = args[0].encode("latin-1", errors="replace")
-                stack.append({"__bytes__": base64.b64encode(raw).decode("ascii")})
+                stack.append(_bytes(raw))
                 continue
             obj = _Object(kind, args, made_by_call=name == "REDUCE")
             if kwargs:
@@ -291,15 +297,16 @@ class _Render:
 
 
 def _datetime(o: _Object) -> str | None:
-    """``datetime.datetime`` / ``date`` / ``time`` as ISO text, from the bytes pickle keeps
-    them in (its own format; a zone, which is another object, is left out)."""
+    """``datetime.datetime`` / ``date`` / ``time`` without a zone as ISO text, from the bytes
+    pickle keeps them in (its own format). One with a zone (a second argument, an object of
+    its own) is not converted: its call is kept whole, so the offset is not lost."""
     if not o.made_by_call or o.kind not in ("datetime.datetime", "datetime.date",
-                                            "datetime.time") or not o.args:  # fmt: skip
+                                            "datetime.time") or len(o.args) != 1:  # fmt: skip
         return None
     first = o.args[0]
     raw = b""
-    if isinstance(first, dict) and "__bytes__" in first:
-        raw = base64.b64decode(first["__bytes__"])
+    if isinstance(first, dict) and first.get("__type__") == "bytes":
+        raw = base64.b64decode(first["base64"])
     elif isinstance(first, str):
         raw = first.encode("latin-1", errors="replace")
     try:

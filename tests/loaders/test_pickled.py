@@ -51,7 +51,7 @@ def _values() -> dict[str, Any]:
 
 
 WANT = {
-    "text": "ünïcode", "n": [0, -1, 2**70, 2.5, True, None], "b": {"__bytes__": "AP9ieXRlcw=="},
+    "text": "ünïcode", "n": [0, -1, 2**70, 2.5, True, None], "b": {"__type__": "bytes", "base64": "AP9ieXRlcw=="},
     "tuple": [1, [2, 3]], "set": [4], "frozen": [5], "day": "2025-05-06",
     "at": "2026-01-02T03:04:05.000678", "od": {"x": 1}, "dd": {"k": [1]}, "deque": [1, 2],
     "model": {"__type__": f"{__name__}.Confirmation", "hint": "refund 129.00?",
@@ -172,3 +172,15 @@ def test_mutated_pickles_end_as_data_or_one_error(tmp_path: Path) -> None:
             del data[rng.randrange(len(data)) :]
         with contextlib.suppress(UnreadablePickle):
             read_pickle(bytes(data))
+
+
+def test_a_datetime_with_a_zone_keeps_it() -> None:
+    """Naive times become ISO text; an aware one keeps its call, the zone's offset in it."""
+    aware = datetime.datetime(
+        2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone(datetime.timedelta(hours=2))
+    )
+    got = read_pickle(pickle.dumps(aware, protocol=4))
+    assert got["__type__"] == "call:datetime.datetime"
+    zone = got["args"][1]
+    assert zone["__type__"] == "call:datetime.timezone"
+    assert zone["args"][0]["args"] == [0, 7200, 0]  # timedelta(days, seconds, microseconds)
