@@ -51,7 +51,8 @@ def _values() -> dict[str, Any]:
 
 
 WANT = {
-    "text": "ünïcode", "n": [0, -1, 2**70, 2.5, True, None], "b": {"__type__": "bytes", "base64": "AP9ieXRlcw=="},
+    "text": "ünïcode", "n": [0, -1, 2**70, 2.5, True, None],
+    "b": {"__type__": "bytes", "base64": "AP9ieXRlcw=="},
     "tuple": [1, [2, 3]], "set": [4], "frozen": [5], "day": "2025-05-06",
     "at": "2026-01-02T03:04:05.000678", "od": {"x": 1}, "dd": {"k": [1]}, "deque": [1, 2],
     "model": {"__type__": f"{__name__}.Confirmation", "hint": "refund 129.00?",
