@@ -281,7 +281,7 @@ def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str
             continue
         calls = []
         if t.name.startswith("push:") and t.name[5:].isdigit() and int(t.name[5:]) < len(sends):
-            calls = send_calls(sends[int(t.name[5:])].get("arg"))
+            calls = _send_calls(sends[int(t.name[5:])].get("arg"))
         for call in calls:
             by_call[str(call["id"])] = "; ".join(t.errors)
         if not calls:
@@ -289,7 +289,7 @@ def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str
     return by_call, "; ".join(other) or None
 
 
-def send_calls(arg: Any) -> list[dict[str, Any]]:
+def _send_calls(arg: Any) -> list[dict[str, Any]]:
     """The tool calls a ``Send``'s argument hands its node: the prebuilt agent's
     ``{"tool_call": ...}`` (LangGraph 0.5 on), or a list of calls (before)."""
     calls = [arg.get("tool_call")] if isinstance(arg, dict) else arg
