@@ -303,6 +303,10 @@ class StateCut:
     and the parts' (each part is an item of a top-level list: two levels down)."""
 
 
+_Piece = tuple[bytes, int, int | None, bool, int, "Seen | None"]
+"""A list item's JSON, characters, part hash, whether the rule opens it up, depth, memo."""
+
+
 class _ListText:
     """A top-level list's items as JSON pieces, kept while the list only grows.
 
@@ -328,24 +332,6 @@ class _ListText:
         self.deepest = 0
         self.whole = True
 
-    def add(self, piece: bytes, chars: int, part: int | None, whole: bool, depth: int = 0) -> None:
-        """Append an item's JSON; ``part``: its hash when it is a part (``depth``: its
-        depth)."""
-        if self.text:
-            self.text.append(b",")
-            self.skel.append(b",")
-            self.chars += 1
-        self.text.append(piece)
-        self.whole = self.whole and whole
-        if part is None:
-            self.skel.append(piece)
-            self.chars += chars
-        else:
-            self.cuts.append(self.chars)
-            self.refs.append(part)
-            self.parts.append(piece)
-            self.deepest = max(self.deepest, depth)
-
 
 class MessageMemo:
     """Facts of messages already seen in this run, by object identity.
@@ -364,8 +350,8 @@ class MessageMemo:
         self._seen: dict[int, Seen] = {}
         self._lists: dict[str, _ListText] = {}
         """Per channel, the last list scanned with its items' JSON and its messages."""
-        self._hashes: dict[int, tuple[int, int]] = {}
-        """Part hash and depth of the messages seen, by ``id()``."""
+        self._pieces: dict[int, _Piece] = {}
+        """How each message seen goes into a list's text, by ``id()`` (see :meth:`_piece`)."""
         self._keys: dict[str, tuple[bytes, int]] = {}
         self.rule = rule
 
@@ -379,7 +365,7 @@ class MessageMemo:
         if len(self._seen) > self.LIMIT:
             self._seen.clear()
             self._lists.clear()
-            self._hashes.clear()
+            self._pieces.clear()
         out: list[Seen] = []
         new: list[Seen] = []
         texts: list[bytes] = [b"{"]
@@ -466,7 +452,12 @@ class MessageMemo:
         return self.rule.is_part(chars, True) is not False and b"[" in text
 
     def _list(self, name: str, value: list[Any], new: list[Seen]) -> _ListText:
-        """The channel's list as JSON pieces, extended from the last scan's when it grew."""
+        """The channel's list as JSON pieces, extended from the last scan's when it grew.
+
+        A message's piece is worked out once per run (:meth:`_piece`): a list that lost
+        items at its front (a window of the last messages) is read again every checkpoint,
+        and each of its items then costs one lookup.
+        """
         lt = self._lists.get(name)
         start = 0
         grew = lt is not None and len(value) >= len(lt.value)
@@ -475,30 +466,60 @@ class MessageMemo:
             lt.value = value
         else:
             lt = self._lists[name] = _ListText(value)
-        rule = self.rule
+        pieces = self._pieces
+        text, skel, found = lt.text, lt.skel, lt.found
+        chars, deepest, whole = lt.chars, lt.deepest, lt.whole
         for m in itertools.islice(value, start, None):
-            hit = self._message(m, new)
-            if hit is None:
-                text = to_json(m)
-                chars = _chars(text)
-                container = isinstance(m, dict | list)
+            p = pieces.get(id(m))
+            if p is None:
+                p = self._piece(m, new)
+            piece, n, part, opened, depth, hit = p
+            if hit is not None:
+                found.append(hit)
+            if text:
+                text.append(b",")
+                skel.append(b",")
+                chars += 1
+            text.append(piece)
+            if opened:
+                whole = False
+            if part is None:
+                skel.append(piece)
+                chars += n
             else:
-                lt.found.append(hit)
-                text, chars, container = hit[1].json, hit[1].chars, True
-            if rule is None:
-                lt.add(text, chars, None, False)
-                continue
-            fate = rule.is_part(chars, container)
-            if not fate:
-                lt.add(text, chars, None, fate is False)
-                continue
-            known = self._hashes.get(id(m)) if hit is not None else None
-            if known is None:
-                known = (rule.part_hash(text), rule.depth(text))
-                if hit is not None:
-                    self._hashes[id(m)] = known
-            lt.add(text, chars, known[0], True, known[1])
+                lt.cuts.append(chars)
+                lt.refs.append(part)
+                lt.parts.append(piece)
+                if depth > deepest:
+                    deepest = depth
+        lt.chars, lt.deepest, lt.whole = chars, deepest, whole
         return lt
+
+    def _piece(self, m: Any, new: list[Seen]) -> _Piece:
+        """How the list item ``m`` goes into its list's text: its JSON, its length in
+        characters, its part hash (None: it stays in the skeleton), whether the store's
+        rule opens it up (so the state is not cut here), its depth as a part, and its memo
+        if it is a message. Kept for messages (the memo holds them, so their ``id()`` is
+        not reused); any other item is worked out each time."""
+        hit = self._message(m, new)
+        if hit is None:
+            text = to_json(m)
+            chars = _chars(text)
+            container = isinstance(m, dict | list)
+        else:
+            text, chars, container = hit[1].json, hit[1].chars, True
+        rule = self.rule
+        if rule is None:
+            piece: _Piece = (text, chars, None, True, 0, hit)
+        else:
+            fate = rule.is_part(chars, container)
+            if fate:
+                piece = (text, chars, rule.part_hash(text), False, rule.depth(text), hit)
+            else:
+                piece = (text, chars, None, fate is None, 0, hit)
+        if hit is not None:
+            self._pieces[id(m)] = piece
+        return piece
 
     def to_json(self, value: Any) -> bytes:
         """``to_json(value)``, with the messages this run has seen embedded as their text.

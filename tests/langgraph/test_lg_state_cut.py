@@ -78,6 +78,11 @@ def test_a_cut_made_while_writing_is_the_stores_cut() -> None:
         deep = {"d": deep}
     assert _check(memo, {"messages": [*msgs[:12], {**_msg(40), "kwargs": deep}]})
     assert _check(memo, {"messages": msgs[:12], "deep": [[[1]]], "n": [deep]})
+    # a window of the last messages (it loses items at its front, so it is read again each
+    # time, from the pieces kept per message): the same message at every position
+    window = [_msg(100 + i, kind="ai" if i % 3 else "tool") for i in range(40)]
+    for end in range(12, 41, 4):
+        assert _check(memo, {"messages": window[end - 12 : end], "step": end})
 
 
 def test_what_the_walk_does_not_cut_the_store_still_does() -> None:
@@ -86,9 +91,12 @@ def test_what_the_walk_does_not_cut_the_store_still_does() -> None:
     store's cut finds the parts."""
     memo = MessageMemo(flavour.CUT_RULE)
     msgs = [_msg(i) for i in range(20)]
+    big = _msg(50, "z" * PART_MAX_CHARS)
     for state in (
         {"messages": msgs[:2], "nested": {"docs": msgs[2:20]}},
-        {"messages": [*msgs[:10], _msg(50, "z" * PART_MAX_CHARS)]},
+        {"messages": [*msgs[:10], big]},
+        {"messages": [*msgs[1:10], big]},  # read again: the message the rule opens, kept
+        {"messages": [big, *msgs[:10]]},
     ):
         assert not _check(memo, state)
         assert split(to_json(state).decode()) is not None
