@@ -24,6 +24,8 @@ stored, its answer never).
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
 import json
 import sys
 from collections.abc import AsyncGenerator
@@ -41,12 +43,19 @@ from google.adk.tools import FunctionTool, ToolContext
 from google.genai import types
 
 ADK_1 = adk_version.__version__.startswith("1.")
-"""ADK 1.x: its ``DatabaseSessionService`` is synchronous SQLAlchemy and stores the v0
-schema (an event's actions pickled), which Stepscope reads without unpickling."""
+"""ADK 1.x: until 1.2x its ``DatabaseSessionService`` stores the v0 schema (an event's
+actions pickled), which Stepscope reads without unpickling; later 1.x write v1 too."""
+ASYNC_DB = hasattr(importlib.import_module("google.adk.sessions.database_session_service"),
+                   "create_async_engine")  # fmt: skip
+"""The service is asynchronous SQLAlchemy (aiosqlite, asyncpg): ADK 2, and late 1.x."""
+CONFIRMS = "require_confirmation" in inspect.signature(FunctionTool.__init__).parameters
+"""Tools can ask for a confirmation (ADK 1.14 on): without it, the two sessions that pause
+on one are not written."""
 VERSIONED = "model_version" in LlmResponse.model_fields
 APP = "refund_desk"
 USER = "u-42"
 MODEL = "scripted-gemini-001"
+CONFIRM_CALL = "adk_request_confirmation"
 
 
 def lookup_order(order_id: str, tool_context: ToolContext) -> dict[str, Any]:
@@ -119,7 +128,8 @@ class ScriptedLlm(BaseLlm):
 
 
 def agent(confirm: bool) -> LlmAgent:
-    refund = FunctionTool(issue_refund, require_confirmation=confirm)
+    asks = {"require_confirmation": confirm} if CONFIRMS else {}
+    refund = FunctionTool(issue_refund, **asks)
     return LlmAgent(name="refund_agent", model=ScriptedLlm(), output_key="last_answer",
                     instruction="Refund delivered orders.",
                     tools=[FunctionTool(lookup_order), refund])  # fmt: skip
@@ -142,7 +152,7 @@ async def _run(runner: Runner, session: str, message: types.Content) -> str | No
 def _confirmation_call(service: DatabaseSessionService, events: list[Any]) -> str:
     for e in events:
         for call in e.get_function_calls():
-            if call.name == "adk_request_confirmation":
+            if call.name == CONFIRM_CALL:
                 return str(call.id)
     raise LookupError("no confirmation request")
 
@@ -150,14 +160,14 @@ def _confirmation_call(service: DatabaseSessionService, events: list[Any]) -> st
 async def generate(out: Path, url: str | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if url:  # ADK creates its tables in the empty database
-        # ADK 1.x: synchronous SQLAlchemy through psycopg2; ADK 2 on: asyncpg
-        driver = "postgresql+psycopg2://" if ADK_1 else "postgresql+asyncpg://"
+        # synchronous SQLAlchemy (early ADK 1.x) through psycopg2; asynchronous: asyncpg
+        driver = "postgresql+asyncpg://" if ASYNC_DB else "postgresql+psycopg2://"
         service = DatabaseSessionService(url.replace("postgresql://", driver, 1))
     else:
         db = out / "adk.sqlite"
         db.unlink(missing_ok=True)
         service = DatabaseSessionService(
-            f"sqlite:///{db}" if ADK_1 else f"sqlite+aiosqlite:///{db}"
+            f"sqlite+aiosqlite:///{db}" if ASYNC_DB else f"sqlite:///{db}"
         )
     plain = Runner(app_name=APP, agent=agent(False), session_service=service)
     confirming = Runner(app_name=APP, agent=agent(True), session_service=service)
@@ -170,15 +180,20 @@ async def generate(out: Path, url: str | None = None) -> None:
         ("refund-confirmed", confirming, "please refund order A-3003"),
         ("refund-crashed", plain, "please refund order A-4004"),
     ]:
+        if runner is confirming and not CONFIRMS:
+            continue
         await service.create_session(app_name=APP, user_id=USER, session_id=sid,
                                      state={"app:policy": "v3", "ticket": sid})  # fmt: skip
         raised[sid] = await _run(runner, sid, _user(text))
-    session = await service.get_session(app_name=APP, user_id=USER, session_id="refund-confirmed")
-    assert session is not None
-    call_id = _confirmation_call(service, session.events)
-    answer = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
-        id=call_id, name="adk_request_confirmation", response={"confirmed": True}))])  # fmt: skip
-    raised["refund-confirmed"] = await _run(confirming, "refund-confirmed", answer)
+    if CONFIRMS:
+        session = await service.get_session(app_name=APP, user_id=USER,
+                                            session_id="refund-confirmed")  # fmt: skip
+        assert session is not None
+        call_id = _confirmation_call(service, session.events)
+        answer = types.Content(role="user", parts=[types.Part(
+            function_response=types.FunctionResponse(id=call_id, name=CONFIRM_CALL,
+                                                     response={"confirmed": True}))])  # fmt: skip
+        raised["refund-confirmed"] = await _run(confirming, "refund-confirmed", answer)
     view = {sid: await adk_view(service, sid, raised[sid]) for sid in raised}
     (out / "adk_view.json").write_text(json.dumps(view, indent=2, sort_keys=True) + "\n")
     if hasattr(service, "close"):  # ADK 2 on (1.x's engine is synchronous)
@@ -203,7 +218,8 @@ async def adk_view(service: DatabaseSessionService, sid: str, raised: str | None
             "model_version": getattr(e, "model_version", None), "error_code": e.error_code,
             "error_message": e.error_message,
             "long_running_tool_ids": sorted(e.long_running_tool_ids or []),
-            "confirmations": sorted((e.actions.requested_tool_confirmations or {}).keys()),
+            "confirmations": sorted(
+                (getattr(e.actions, "requested_tool_confirmations", None) or {}).keys()),
             "final": e.is_final_response(),
         })  # fmt: skip
     return {"state": session.state, "events": events, "raised": raised}

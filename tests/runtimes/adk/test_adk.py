@@ -269,6 +269,63 @@ def test_adk_1_v0_tables_match_adks_own_view(tmp_path: Path) -> None:
     assert head.metadata["adk"]["db_schema_version"] == "0"
 
 
+OTHER_1X = {
+    "1.5": ("adk_1_5", "0", {"custom_metadata"}),
+    "1.39": ("adk_1_39", "1", set()),
+}
+"""Databases other ADK 1.x versions wrote (``data_<version>/``, ``generate.py`` run with
+each): 1.5.0, the v0 tables before their ``custom_metadata`` column and before tools could
+ask for a confirmation (the two sessions that pause on one are not written); 1.39.1, the
+last 1.x, whose asynchronous service writes the v1 tables ADK 2 writes. The runtime whose
+Python regenerates each, the database schema version read, and v0 columns it lacks."""
+
+
+def _covered(view: dict[str, Any]) -> dict[str, str]:
+    """The statuses a 1.x view must imply: as ADK 1.15's, for the sessions it wrote."""
+    return {sid: status for sid, status in COVERED_1.items() if sid in view}
+
+
+def _check_other_1x(db: Path | str, directory: Path, store: Path, version: str) -> None:
+    """The import of a database ADK ``version`` wrote (a SQLite file, or a Postgres URL) is
+    what its ``get_session`` said."""
+    _, schema, lacks = OTHER_1X[version]
+    if isinstance(db, Path):
+        columns = {r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(events)")}
+        assert not columns & lacks and ("event_data" in columns) == (schema == "1")
+    report = do_import(db, store)
+    assert report.flavour == "adk" and report.total.quarantined == 0
+    view = _view(directory)
+    check_against_view(store, view, _covered(view))
+    with Store.open(store, read_only=True) as st:
+        head = st.checkpoint(f"{APP}/{USER}/refund-ok")
+    assert head.metadata["adk"]["db_schema_version"] == schema
+
+
+@pytest.mark.parametrize("version", sorted(OTHER_1X))
+def test_other_adk_1_versions_match_their_own_view(tmp_path: Path, version: str) -> None:
+    directory = HERE / f"data_{version}"
+    _check_other_1x(directory / "adk.sqlite", directory, tmp_path / "s.duckdb", version)
+
+
+@pytest.mark.adk
+@pytest.mark.parametrize("version", sorted(OTHER_1X))
+def test_regenerated_with_other_adk_1_versions(tmp_path: Path, version: str) -> None:
+    """The generator, run with ADK 1.5 and 1.39 (``STEPSCOPE_ADK_1_5_PYTHON``,
+    ``STEPSCOPE_ADK_1_39_PYTHON``), writes databases the same checks accept."""
+    out = tmp_path / "fresh"
+    regenerate(OTHER_1X[version][0], HERE / "generate.py", out)
+    _check_other_1x(out / "adk.sqlite", out, tmp_path / "s.duckdb", version)
+
+
+@pytest.mark.adk
+@pytest.mark.postgres
+def test_adk_1_39_on_postgres(pg_server: Any, tmp_path: Path) -> None:
+    """The last ADK 1.x on Postgres (asyncpg): the v1 tables, as ADK 2 writes them."""
+    url = pg_server.create_database("adk139")
+    regenerate("adk_1_39", HERE / "generate.py", tmp_path / "pg", url)
+    _check_other_1x(url, tmp_path / "pg", tmp_path / "s.duckdb", "1.39")
+
+
 def _v0_with(tmp_path: Path, bad: dict[str, bytes]) -> Path:
     """A copy of the ADK 1.x database with the given events' ``actions`` replaced."""
     src = tmp_path / "adk.sqlite"
