@@ -24,8 +24,20 @@ from loaders.runtime_rows import parsed_args, tape_row
 
 Item = dict[str, Any]
 
-TOOL_ERROR_TEXT = "An error occurred while running the tool. Please try again."
-"""The output the SDK's default ``failure_error_function`` stores for a tool that raised."""
+TOOL_ERROR_TEXTS = frozenset({
+    "An error occurred while running the tool. Please try again.",  # up to 0.24
+    "An error occurred while running the tool.",  # 0.25 on
+})  # fmt: skip
+"""The outputs the SDK's default ``failure_error_function`` stores for a tool that raised,
+in each version that changed it."""
+
+
+def is_tool_error(output: Any) -> bool:
+    """Whether a call's output is the SDK's text for a tool that raised (an output may also
+    be a list of content items, which never is)."""
+    return isinstance(output, str) and output in TOOL_ERROR_TEXTS
+
+
 OUTPUT_TYPES = frozenset({"function_call", "message", "reasoning", "computer_call",
                           "file_search_call", "web_search_call", "custom_tool_call"})  # fmt: skip
 """Item types a model response produces (an assistant ``message`` among them)."""
@@ -128,7 +140,7 @@ class TapeBuilder:
             output = item.get("output")
             row["response"] = to_json(output)
             row["step_index"] = step
-            if output == TOOL_ERROR_TEXT:
+            if is_tool_error(output):
                 row["error"] = output
 
     def _tool(self, call: Item, step: int) -> None:

@@ -26,9 +26,9 @@ from typing import Any
 from loaders.langgraph.decode import to_json
 from loaders.langgraph.map import ms_between
 from loaders.openai_agents.items import (
-    TOOL_ERROR_TEXT,
     TapeBuilder,
     is_model_output,
+    is_tool_error,
     pending_calls,
     turn_numbers,
 )
@@ -99,7 +99,7 @@ def map_session(run: SessionRun, names: tuple[str, ...]) -> RunRows:
         errors = [
             {"call_id": it.get("call_id"), "output": it.get("output")}
             for it in items[start : end + 1]
-            if it.get("output") == TOOL_ERROR_TEXT
+            if is_tool_error(it.get("output"))
         ]
         meta: dict[str, Any] = {
             "openai_agents": {"source": "session", "session_id": run.session_id,

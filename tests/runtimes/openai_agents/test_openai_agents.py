@@ -31,7 +31,10 @@ from tests.runtimes.fixture_data import data_dir, sources
 RT = "openai_agents"
 SOURCES = ("sessions.sqlite", "advanced.sqlite", "runstate")
 COMMITTED = Path(__file__).resolve().parent / "data"
-TOOL_ERROR = "An error occurred while running the tool. Please try again."
+TOOL_ERRORS = ("An error occurred while running the tool. Please try again.",
+               "An error occurred while running the tool.")  # fmt: skip
+"""The SDK's default text for a tool that raised: up to 0.24 (the committed data), and
+from 0.25 (what the pinned version regenerates)."""
 
 
 @dataclass
@@ -172,7 +175,13 @@ def test_tape_holds_every_call_with_its_output(oai: Imported) -> None:
             assert [o for t in models for o in t.response] == outputs
             assert [t.seq for t in tape] == list(range(len(tape)))
         errors = [t for t in s.tool_calls("tool-error") if t.error]
-        assert [(t.name, t.error) for t in errors] == [("carrier_status", TOOL_ERROR)]
+        said = sessions(oai)["tool-error"]["items"]
+        [(text)] = [o for _, n, _, o in _calls(said) if n == "carrier_status"]
+        assert text in TOOL_ERRORS
+        assert [(t.name, t.error) for t in errors] == [("carrier_status", text)]
+        listed = [e["output"] for c in s.checkpoints("tool-error")
+                  for e in c.metadata.get("tool_errors", [])]  # fmt: skip
+        assert listed == [text]
         refund = [t for t in s.tool_calls("refund-ok") if t.name == "issue_refund"]
         assert refund[0].idempotency_key == "refund-A-17" and refund[0].step_index == 2
 
@@ -240,3 +249,20 @@ def test_branch_shares_a_bad_message_once_and_orphans_are_a_run(tmp_path: Path) 
                 "support-7"
             ]["items"]
         )
+
+
+def test_the_sdks_error_texts_of_every_version_and_nothing_else_are_errors() -> None:
+    from loaders.openai_agents.items import is_tool_error
+
+    assert all(is_tool_error(t) for t in TOOL_ERRORS)
+    # a custom failure_error_function's text, a result, and outputs that are not text
+    for other in (
+        "orders database unreachable",
+        "An error occurred",
+        "",
+        None,
+        3,
+        [{"type": "input_text", "text": TOOL_ERRORS[0]}],
+        {"error": TOOL_ERRORS[1]},
+    ):
+        assert not is_tool_error(other)
