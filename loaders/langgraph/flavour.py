@@ -57,6 +57,7 @@ from loaders.langgraph.source import LangGraphTables, RawCheckpoint, RawWrite, s
 from loaders.langgraph.tape import Tape, enclosing
 from loaders.langgraph.task_ids import with_task_paths
 from loaders.langgraph.tasks import (
+    SENDS,
     call_errors,
     finished_tasks,
     next_tasks,
@@ -440,7 +441,7 @@ class _Walk:
             return data
         sends = sorted(
             (((w.task_path, w.task_id, w.idx), value) for w, value in decoded
-             if w.channel == "__pregel_tasks" and value is not None),
+             if w.channel == SENDS and value is not None),
             key=lambda s: s[0],
         )  # fmt: skip
         if sends:
@@ -456,15 +457,19 @@ class _Walk:
         values = data.get("channel_values") or {}
         own = own_channels(data)
         state = {k: v for k, v in values.items() if not is_internal(k) and k not in own}
-        internal = without_state_copies(
-            {k: v for k, v in values.items() if is_internal(k) or k in own}, state
-        )
         step = meta.get("step") if isinstance(meta.get("step"), int) else None
         ts = data.get("ts")
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
         data = self._with_parent_sends(ck, data, decoded)
+        channels = {k: v for k, v in values.items() if is_internal(k) or k in own}
+        sends = data.get("pending_sends")
+        if SENDS not in channels and isinstance(sends, list) and sends:
+            # format v < 4 kept a checkpoint's Sends beside its channels: in the channel
+            # they moved to, as LangGraph's own migration puts them (a replay restores them)
+            channels[SENDS] = sends
+        internal = without_state_copies(channels, state)
         decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
         tasks = task_writes(decoded)
         # the head leaves out the tasks that finished, as get_state() does; history does not

@@ -46,10 +46,14 @@ def _subscribers(seen_by: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+SENDS = "__pregel_tasks"
+"""The channel of a checkpoint's ``Send`` packets (format ``v`` 4 on)."""
+
+
 def sends_of(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The checkpoint's ``Send`` packets, in order: the ``__pregel_tasks`` channel, or the
     checkpoint's ``pending_sends`` (format ``v`` < 4, LangGraph before 0.5)."""
-    sends = (data.get("channel_values") or {}).get("__pregel_tasks")
+    sends = (data.get("channel_values") or {}).get(SENDS)
     if not isinstance(sends, list):
         sends = data.get("pending_sends")
     if not isinstance(sends, list):

@@ -63,6 +63,61 @@ def restored_values(graph: Any, state: dict[str, Any], internal: dict[str, Any])
     return values
 
 
+def legacy_channels(graph: Any, internal: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The trigger channels of a checkpoint LangGraph 0.2 wrote (format ``v`` < 3) under the
+    names the graph has, and the nodes they start.
+
+    Before LangGraph 0.3, an edge into ``X`` was a channel ``start:X`` (from START),
+    ``branch:A:cond:X`` (a conditional edge), or, for a plain edge ``A -> X``, the channel
+    named after ``A``; LangGraph 0.3 named each ``branch:to:X``, and renames them itself
+    when it loads such a checkpoint, given the graph (``_migrate_checkpoint``). Each is
+    ephemeral: it holds a value only in the checkpoint of the step that wrote it, so each
+    one held starts its targets next. The graph names the targets of ``A``'s channel (its
+    edges), which the database does not when ``X`` had not run yet (docs/langgraph.md,
+    Limits): a node found here is due even where the stored ``next`` could not name it.
+    """
+    nodes = set(graph.nodes)
+    plain: dict[str, list[str]] = {}
+    for a, b in getattr(getattr(graph, "builder", None), "edges", ()) or ():
+        if b in nodes:
+            plain.setdefault(a, []).append(b)
+    out: dict[str, Any] = {}
+    woken: list[str] = []
+    for name, value in internal.items():
+        last = name.rsplit(":", 1)[-1]
+        named = name.startswith("start:") or (name.startswith("branch:") and name.count(":") == 3)
+        if named and last in nodes:
+            targets = [last]
+        elif name in nodes and name != "__start__":  # START's channel is the input
+            targets = plain.get(name, [])
+        else:
+            out[name] = value
+            continue
+        for node in targets:
+            out.setdefault(f"branch:to:{node}", value)
+            if node not in woken:
+                woken.append(node)
+    return out, woken
+
+
+def finished_pulls(pending_writes: list[dict[str, Any]], due: list[str]) -> list[str]:
+    """The nodes whose tasks finished in the checkpoint's step (their writes are pending)
+    and so are not due: the stored ``next`` leaves them out, as ``get_state()`` does.
+
+    They are made due all the same, so that LangGraph finds each one's writes by its task
+    id, takes them instead of running the node again, and applies them with the step's,
+    as it does for the original checkpoint; left out, the writes would match no task and
+    be lost (the tool answer of a step whose other task failed).
+    """
+    out: list[str] = []
+    for w in pending_writes:
+        head, _, node = str(w.get("task_path") or "").partition(",")
+        node = node.strip()
+        if head.strip() == "~__pregel_pull" and node and node not in due and node not in out:
+            out.append(node)
+    return out
+
+
 def _versions(graph: Any, values: dict[str, Any], due: list[str]) -> tuple[dict[str, Any], ...]:
     sends = values.get("__pregel_tasks") or []
     pushed = [getattr(s, "node", None) for s in sends]
@@ -99,10 +154,17 @@ def restore(graph: Any, saver: Any, thread_id: str, start: dict[str, Any]) -> di
         RestoreError: LangGraph would not run the stored ``next`` from it.
         ReviveError: a value's class cannot be imported or built.
     """
-    values = restored_values(graph, start["state"], start.get("internal") or {})
+    internal = start.get("internal") or {}
     due = list(start.get("next") or [])
+    v = int(start.get("v") or 4)
+    if v < 3:  # LangGraph 0.2's channel names, renamed here: the checkpoint is then v 4's
+        internal, woken = legacy_channels(graph, internal)
+        due += [node for node in woken if node not in due]
+        v = 4
+    values = restored_values(graph, start["state"], internal)
+    due += finished_pulls(start.get("pending_writes") or [], due)
     versions, seen = _versions(graph, values, due)
-    checkpoint = {"v": int(start.get("v") or 4), "id": start["checkpoint_id"],
+    checkpoint = {"v": v, "id": start["checkpoint_id"],
                   "ts": str(start.get("ts") or ""), "channel_values": values,
                   "channel_versions": versions, "versions_seen": seen,
                   "updated_channels": None}  # fmt: skip
@@ -118,10 +180,13 @@ def restore(graph: Any, saver: Any, thread_id: str, start: dict[str, Any]) -> di
         saver.put_writes(saved, writes, task_id, path)
     got = list(graph.get_state(saved).next)
     if sorted(got) != sorted(due):
+        why = "the graph's nodes or edges are not those of the run"
+        if int(start.get("v") or 4) < 4 and "__pregel_tasks" not in values:
+            why += (" (or the store was imported before Stepscope kept the Sends of a "
+                    "LangGraph < 0.5 checkpoint: import the database again)")  # fmt: skip
         raise RestoreError(
             f"restored in this graph, checkpoint {start['checkpoint_id']} would run "
-            f"{got or 'nothing'} next, where the original ran {due or 'nothing'}: the graph's "
-            "nodes or edges are not those of the run"
+            f"{got or 'nothing'} next, where the original ran {due or 'nothing'}: {why}"
         )
     return dict(saved)
 
