@@ -7,10 +7,10 @@ name regenerate the fixtures with the real package and run the same checks on th
 need a Python that has the package, named by ``STEPSCOPE_<RUNTIME>_PYTHON``
 (``STEPSCOPE_ADK_PYTHON``, ``STEPSCOPE_TEMPORAL_PYTHON``, ``STEPSCOPE_OPENAI_AGENTS_PYTHON``,
 ``STEPSCOPE_PYDANTIC_AI_PYTHON``, ``STEPSCOPE_CREWAI_PYTHON``, and for older versions
-``STEPSCOPE_ADK_1_PYTHON`` (ADK 1.15), ``STEPSCOPE_ADK_1_5_PYTHON``,
-``STEPSCOPE_ADK_1_39_PYTHON`` and ``STEPSCOPE_PYDANTIC_AI_0_4_PYTHON``: ``.ci/run``
-builds those venvs, pinned, and sets them; see each runtime's docs page), else the running
-Python if it can import the package (not for an older version); otherwise they are skipped.
+``STEPSCOPE_ADK_1_PYTHON`` (ADK 1.15), ``STEPSCOPE_ADK_1_39_PYTHON`` and
+``STEPSCOPE_PYDANTIC_AI_0_4_PYTHON``: ``.ci/run`` builds those venvs, pinned, and sets them;
+see each runtime's docs page), else the running Python if it can import the package (not
+for an older version); otherwise they are skipped.
 The variables are read here, at collection, before the autouse fixture clears ``STEPSCOPE_*``.
 """
 
@@ -31,7 +31,6 @@ __all__ = ["digest", "do_import", "regenerate", "runtime_python", "store_tables"
 RUNTIME_PYTHON = {
     "adk": os.environ.get("STEPSCOPE_ADK_PYTHON"),
     "adk_1": os.environ.get("STEPSCOPE_ADK_1_PYTHON"),
-    "adk_1_5": os.environ.get("STEPSCOPE_ADK_1_5_PYTHON"),
     "adk_1_39": os.environ.get("STEPSCOPE_ADK_1_39_PYTHON"),
     "pydantic_ai_0_4": os.environ.get("STEPSCOPE_PYDANTIC_AI_0_4_PYTHON"),
     "temporal": os.environ.get("STEPSCOPE_TEMPORAL_PYTHON"),
@@ -40,14 +39,14 @@ RUNTIME_PYTHON = {
     "crewai": os.environ.get("STEPSCOPE_CREWAI_PYTHON"),
 }
 """The Python with each runtime's package, as the environment named it."""
-MODULE = {"adk": "google.adk", "adk_1": "google.adk", "adk_1_5": "google.adk",
-          "adk_1_39": "google.adk", "temporal": "temporalio",
+MODULE = {"adk": "google.adk", "adk_1": "google.adk", "adk_1_39": "google.adk",
+          "temporal": "temporalio",
           "openai_agents": "agents.memory", "pydantic_ai": "pydantic_ai",
           "pydantic_ai_0_4": "pydantic_ai",
           "crewai": "crewai.flow"}  # fmt: skip
 
 
-DOCS = {"adk_1": "adk", "adk_1_5": "adk", "adk_1_39": "adk", "pydantic_ai_0_4": "pydantic-ai"}
+DOCS = {"adk_1": "adk", "adk_1_39": "adk", "pydantic_ai_0_4": "pydantic-ai"}
 """The docs page of a runtime whose name is not its page's (an older version's)."""
 
 

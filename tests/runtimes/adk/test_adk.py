@@ -270,14 +270,14 @@ def test_adk_1_v0_tables_match_adks_own_view(tmp_path: Path) -> None:
 
 
 OTHER_1X = {
-    "1.5": ("adk_1_5", "0", {"custom_metadata"}),
-    "1.39": ("adk_1_39", "1", set()),
+    "1.5": ("0", {"custom_metadata"}),
+    "1.39": ("1", set()),
 }
 """Databases other ADK 1.x versions wrote (``data_<version>/``, ``generate.py`` run with
 each): 1.5.0, the v0 tables before their ``custom_metadata`` column and before tools could
 ask for a confirmation (the two sessions that pause on one are not written); 1.39.1, the
-last 1.x, whose asynchronous service writes the v1 tables ADK 2 writes. The runtime whose
-Python regenerates each, the database schema version read, and v0 columns it lacks."""
+last 1.x, whose asynchronous service writes the v1 tables ADK 2 writes. The database schema
+version read from each, and the v0 columns it lacks."""
 
 
 def _covered(view: dict[str, Any]) -> dict[str, str]:
@@ -288,7 +288,7 @@ def _covered(view: dict[str, Any]) -> dict[str, str]:
 def _check_other_1x(db: Path | str, directory: Path, store: Path, version: str) -> None:
     """The import of a database ADK ``version`` wrote (a SQLite file, or a Postgres URL) is
     what its ``get_session`` said."""
-    _, schema, lacks = OTHER_1X[version]
+    schema, lacks = OTHER_1X[version]
     if isinstance(db, Path):
         columns = {r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(events)")}
         assert not columns & lacks and ("event_data" in columns) == (schema == "1")
@@ -308,13 +308,13 @@ def test_other_adk_1_versions_match_their_own_view(tmp_path: Path, version: str)
 
 
 @pytest.mark.adk
-@pytest.mark.parametrize("version", sorted(OTHER_1X))
-def test_regenerated_with_other_adk_1_versions(tmp_path: Path, version: str) -> None:
-    """The generator, run with ADK 1.5 and 1.39 (``STEPSCOPE_ADK_1_5_PYTHON``,
-    ``STEPSCOPE_ADK_1_39_PYTHON``), writes databases the same checks accept."""
+def test_regenerated_with_the_last_adk_1(tmp_path: Path) -> None:
+    """The generator, run with ADK 1.39 (``STEPSCOPE_ADK_1_39_PYTHON``), writes a database
+    the same checks accept. (1.5's fixture was written the same way, with its own venv; CI
+    does not build that one: docs/adk.md.)"""
     out = tmp_path / "fresh"
-    regenerate(OTHER_1X[version][0], HERE / "generate.py", out)
-    _check_other_1x(out / "adk.sqlite", out, tmp_path / "s.duckdb", version)
+    regenerate("adk_1_39", HERE / "generate.py", out)
+    _check_other_1x(out / "adk.sqlite", out, tmp_path / "s.duckdb", "1.39")
 
 
 @pytest.mark.adk
