@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import debugger.store as store_module
 from debugger.cli import main
 from debugger.store import Store
 from tests.fixtures.replay import RecordedRuns
@@ -78,7 +79,10 @@ def test_missing_store_is_one_line(tmp_path: Path) -> None:
     )
 
 
-def test_a_store_held_by_the_app_is_one_line_with_a_hint(recorded_runs: RecordedRuns) -> None:
+def test_a_store_held_by_the_app_is_one_line_with_a_hint(
+    recorded_runs: RecordedRuns, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "LOCK_WAIT_S", 0.2)  # held throughout: no need to wait
     # another process holding the store, as `stepscope app` does (read-only)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import duckdb, sys, time; "

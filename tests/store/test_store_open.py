@@ -6,12 +6,14 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 import debugger
+import debugger.store as store_module
 from debugger.errors import StoreError
 from debugger.store import Store, schema
 from tests.fixtures.native import native_rows, stepscope, write_native_sqlite
@@ -224,7 +226,31 @@ HOLDER = textwrap.dedent(
 )
 
 
-def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(tmp_path: Path) -> None:
+def test_an_open_waits_for_another_process_s_brief_hold(tmp_path: Path) -> None:
+    """The app holds the store only while it reads: an import (or any open) started then
+    waits for the lock to go, up to ``LOCK_WAIT_S``, instead of failing."""
+    path = tmp_path / "s.duckdb"
+    Store.open(path).close()
+    repo = Path(__file__).resolve().parents[2]
+    brief = HOLDER.replace("sys.stdin.read()", "import time; time.sleep(0.8)")
+    holder = subprocess.Popen([sys.executable, "-c", brief, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=repo)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        started = time.monotonic()
+        with Store.open(path) as store:  # for writing: any other holder locks it out
+            waited = time.monotonic() - started
+            assert store.runs().empty
+    finally:
+        holder.communicate("", timeout=30)
+    assert 0.2 < waited < store_module.LOCK_WAIT_S
+
+
+def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the lock is held throughout: the wait for it to go is cut short (tested on its own)
+    monkeypatch.setattr(store_module, "LOCK_WAIT_S", 0.2)
     path = tmp_path / "s.duckdb"
     Store.open(path).close()
     repo = Path(__file__).resolve().parents[2]
@@ -247,7 +273,10 @@ def test_a_store_held_for_writing_elsewhere_gives_a_clear_error(tmp_path: Path) 
         assert store.runs().empty
 
 
-def test_importing_into_a_store_the_app_reads_says_so(tmp_path: Path) -> None:
+def test_importing_into_a_store_the_app_reads_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "LOCK_WAIT_S", 0.2)
     path = tmp_path / "s.duckdb"
     Store.open(path).close()
     repo = Path(__file__).resolve().parents[2]

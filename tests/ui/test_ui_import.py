@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import debugger.store as store_module
 from sample_checkpoints import DATA_DIR
 from tests.fixtures.native import native_rows, write_native_sqlite
 from tests.ui.helpers import frames_text, listed_runs, open_app, texts
@@ -52,7 +53,11 @@ def test_import_an_uploaded_file(tmp_path: Path) -> None:
     assert "crash-at-step-7" in {r["run_id"] for r in listed_runs(open_app(store))}
 
 
-def test_import_into_a_store_another_process_writes_is_one_error(tmp_path: Path) -> None:
+def test_import_into_a_store_another_process_writes_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # held throughout: the wait for the lock to go is cut short (tests/store/test_store_open)
+    monkeypatch.setattr(store_module, "LOCK_WAIT_S", 0.2)
     store = tmp_path / "held.duckdb"
     holder = subprocess.Popen(
         [
