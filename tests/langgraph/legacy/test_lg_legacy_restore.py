@@ -68,7 +68,32 @@ def today(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str,
 def test_every_checkpoint_restores_as_langgraph_reads_it_today(
     today: tuple[str, Any, Path], graphs: dict[str, Any]
 ) -> None:
-    version, saver, store = today
+    check_restores(*today, graphs)
+
+
+@pytest.mark.langgraph_legacy
+@pytest.mark.postgres
+@pytest.mark.parametrize("version", VERSIONS)
+def test_an_older_versions_postgres_database_restores_as_langgraph_reads_it_today(
+    version: str, tmp_path: Path, request: pytest.FixtureRequest, graphs: dict[str, Any]
+) -> None:
+    """The same through that version's PostgresSaver, where a checkpoint of format v < 4
+    has its Sends as its parent's writes; today's PostgresSaver reads the database after."""
+    from tests.langgraph.legacy.test_lg_legacy import _generate
+    from tests.langgraph.patterns_model import postgres_saver
+
+    url = request.getfixturevalue("pg_server").create_database("lglegacy_restore")
+    _generate(version, tmp_path / "fresh", url)
+    store = tmp_path / "s.duckdb"
+    with Store.open(store) as s:
+        import_source(s, url, ImportOptions())
+    with postgres_saver(url) as saver:  # today's, on the older version's tables
+        check_restores(version, saver, store, graphs)
+
+
+def check_restores(version: str, saver: Any, store: Path, graphs: dict[str, Any]) -> None:
+    """Every checkpoint of every pattern thread in ``store``, restored, is what today's
+    LangGraph reads through ``saver`` (and each head as the thread stands)."""
     checked = 0
     with Store.open(store, read_only=True) as s:
         for thread, graph in graphs.items():
