@@ -108,3 +108,24 @@ def test_audit_is_runtime_aware(crew: Imported) -> None:
     assert done.verdict != "restart_required"
     assert paused.verdict == "resumable_after_checks"
     assert any(".from_pending('review-waiting'" in r for r in paused.reasons)
+
+
+DATA_0 = Path(__file__).parent / "data_0.201"
+"""Written by crewai 0.201.1 (``generate.py`` with its Python, by hand: CI builds no venv
+for it): the two flows that need no human feedback (CrewAI 0.x had none that pauses)."""
+
+
+def test_flows_crewai_0x_persisted_read_as_its_api_says(tmp_path: Path) -> None:
+    store = tmp_path / "store.duckdb"
+    with Store.open(store) as s:
+        report = import_source(s, str(DATA_0 / "flows.sqlite"))
+    expected = json.loads((DATA_0 / "expected.json").read_text(encoding="utf-8"))
+    assert set(expected) == {"refund-ok", "charge-fails"}
+    crew = Imported(DATA_0, store, report, expected)
+    test_detected_and_every_flow_a_run(crew)
+    test_head_state_is_load_state(crew)
+    test_a_step_per_completed_method(crew)
+    with debugger.open(store) as s:
+        assert {r.run_id: r.status for r in s.run_records()} == dict.fromkeys(
+            expected, "in_progress"
+        )  # no end and no error recorded: as in 1.x (test_statuses)
