@@ -8,18 +8,20 @@ debugger does not have): docs/langgraph.md, "Next" and "Status", states the rule
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debugger.json_text import preview
 from loaders.langgraph.map import CONTROL_WRITES, is_internal
-from loaders.langgraph.source import RawWrite
+
+if TYPE_CHECKING:  # the replay's sandbox child imports this module: no Arrow through source
+    from loaders.langgraph.source import RawWrite
 
 PUSH_PATH = "~__pregel_push"
 PULL_PATH = "~__pregel_pull"
 """The first part of a write's ``task_path``: a Send (by index) or a node (by name)."""
 
 
-def _trigger_node(channel: str) -> str | None:
+def trigger_target(channel: str) -> str | None:
     """The node a trigger channel starts, by its name: ``branch:to:X``, ``join:A+B:X``,
     ``__start__``; before LangGraph 0.3 also ``start:X`` and ``branch:<from>:<condition>:X``.
     A node's name cannot hold ``:``, so X is what follows the last one."""
@@ -41,7 +43,7 @@ def _subscribers(seen_by: dict[str, Any]) -> dict[str, list[str]]:
         # LangGraph's own entries: __interrupt__ (what a breakpoint saw), __input__
         if isinstance(seen, dict) and node not in ("__interrupt__", "__input__"):
             for channel in seen:
-                if _trigger_node(str(channel)) is None:
+                if trigger_target(str(channel)) is None:
                     out.setdefault(str(channel), []).append(str(node))
     return out
 
@@ -67,7 +69,7 @@ def _node_channels(data: dict[str, Any]) -> dict[str, list[str]]:
     subs = _subscribers(data.get("versions_seen") or {})
     out: dict[str, list[str]] = {}
     for channel in versions:
-        named = _trigger_node(str(channel))
+        named = trigger_target(str(channel))
         for node in [named] if named is not None else subs.get(str(channel), []):
             out.setdefault(node, []).append(str(channel))
     return out
@@ -119,7 +121,7 @@ def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> 
 
     As ``prepare_next_tasks`` does: the Sends (:func:`sends_of`) first, then each node
     whose trigger channel (``branch:to:X``, ``join:...:X``, ``__start__``; the older names
-    :func:`_trigger_node` and :func:`_subscribers` read) is available and newer than the
+    :func:`trigger_target` and :func:`_subscribers` read) is available and newer than the
     version the node saw, sorted by name (LangGraph sorts the nodes of the
     updated channels; the savers do not keep the channel order). ``finished`` names tasks
     (node names, or ``push:<index>`` for a Send) whose writes are stored: the head leaves
@@ -137,7 +139,7 @@ def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> 
     subs = _subscribers(seen_by)
     pulled = set()
     for channel in channels:
-        named = _trigger_node(str(channel))
+        named = trigger_target(str(channel))
         nodes = [named] if named is not None else subs.get(str(channel), [])
         if not nodes or not _available(channel, values):
             continue

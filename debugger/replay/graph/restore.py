@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from debugger.replay.graph.revive import coerce, revive
+from loaders.langgraph.tasks import PULL_PATH, task_name, trigger_target
 
 _V1 = f"{1:032}.{0.0:016}"
 _V2 = f"{2:032}.{0.0:016}"
@@ -84,10 +85,11 @@ def legacy_channels(graph: Any, internal: dict[str, Any]) -> tuple[dict[str, Any
     out: dict[str, Any] = {}
     woken: list[str] = []
     for name, value in internal.items():
-        last = name.rsplit(":", 1)[-1]
+        # the names 0.3 changed (a join's, ``join:A+B:X``, it kept)
         named = name.startswith("start:") or (name.startswith("branch:") and name.count(":") == 3)
-        if named and last in nodes:
-            targets = [last]
+        target = trigger_target(name) if named else None
+        if target in nodes:
+            targets = [str(target)]
         elif name in nodes and name != "__start__":  # START's channel is the input
             targets = plain.get(name, [])
         else:
@@ -111,9 +113,9 @@ def finished_pulls(pending_writes: list[dict[str, Any]], due: list[str]) -> list
     """
     out: list[str] = []
     for w in pending_writes:
-        head, _, node = str(w.get("task_path") or "").partition(",")
-        node = node.strip()
-        if head.strip() == "~__pregel_pull" and node and node not in due and node not in out:
+        path = str(w.get("task_path") or "")
+        node = task_name(path)
+        if path.startswith(PULL_PATH) and node != path and node not in due and node not in out:
             out.append(node)
     return out
 
