@@ -84,6 +84,12 @@ class Checkpoint:
         return checkpoint_html(self)
 
 
+def step_span(first: int, last: int, dash: str = "\u2013") -> str:
+    """Steps from ``first`` to ``last`` as one text: ``0–6``, or ``-1`` for one step
+    (``-1–-1`` reads as a typo; an agent runtime's input checkpoint is step -1)."""
+    return str(first) if first == last else f"{first}{dash}{last}"
+
+
 @dataclass(frozen=True)
 class Run:
     """A run as derived from its checkpoints and effects."""
@@ -122,6 +128,12 @@ class Run:
     """For a replay: the run it replays."""
     replay_from_step: int | None = None
     """For a replay: the step it started from."""
+
+    def steps_text(self, dash: str = "\u2013") -> str:
+        """Its steps and checkpoints in words: ``0–6 (7 checkpoints)``."""
+        span = step_span(self.first_step, self.last_step, dash)
+        n = self.checkpoint_count
+        return f"{span} ({n} checkpoint{'' if n == 1 else 's'})"
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (datetimes as ISO strings)."""

@@ -81,7 +81,7 @@ def run_html(run: Run) -> str:
     facts = [
         ("agent", run.agent),
         ("status reason", run.status_reason),
-        ("steps", f"{run.first_step}-{run.last_step} ({run.checkpoint_count} checkpoints)"),
+        ("steps", run.steps_text("-")),
         ("tokens", _against(b.tokens_spent, limits.get("tokens"))),
         ("steps spent", _against(b.steps_spent, limits.get("steps"))),
         ("wall clock ms", _against(b.wall_clock_ms, limits.get("wall_clock_ms"))),

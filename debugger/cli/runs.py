@@ -6,7 +6,7 @@ import click
 
 from debugger.cli.support import command, emit_json, open_store
 from debugger.errors import StepscopeError
-from debugger.model import RUN_STATUSES
+from debugger.model import RUN_STATUSES, step_span
 
 
 @command("runs")
@@ -37,7 +37,7 @@ def cmd(
         return
     click.echo(f"{'run':<34} {'status':<17} {'steps':>9} {'tokens':>9}  reason")
     for r in runs:
-        steps = f"{r.first_step}-{r.last_step}"
+        steps = step_span(r.first_step, r.last_step, "-")
         click.echo(
             f"{r.run_id:<34} {r.status:<17} {steps:>9} {r.budgets.tokens_spent:>9,}  "
             f"{r.status_reason}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from debugger.model import step_span
 from debugger.pages_data.markup import md_text
 from debugger.pages_data.timeline import StepRef, step_refs
 from debugger.store import Store
@@ -142,9 +143,8 @@ def node_links(tree: ForkTree, page_url: str) -> list[str]:
 
 
 def _steps(seg: Segment) -> str:
-    if seg.first_step == seg.last_step:
-        return f"step {seg.first_step}"
-    return f"steps {seg.first_step}–{seg.last_step}"
+    span = step_span(seg.first_step, seg.last_step)
+    return f"step {span}" if seg.first_step == seg.last_step else f"steps {span}"
 
 
 def fork_dot(tree: ForkTree, page_url: str | None = None) -> str:

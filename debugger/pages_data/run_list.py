@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from debugger.model import Run
+from debugger.model import Run, step_span
 from debugger.pages_data.markup import html_text, one_line
 from debugger.pages_data.status import STATUS_COLOURS, STATUS_ICONS
 
@@ -159,7 +159,7 @@ def runs_html(
             status_badge_html(r.status),
             _verdict(verdicts.get(r.run_id)),
             html_text(r.agent),
-            f"{r.first_step}–{r.last_step}",
+            step_span(r.first_step, r.last_step),
             f"{b.tokens_spent:,}",
             f"{b.wall_clock_ms / 1000:,.1f}\u00a0s",
             str(r.pending_count),

@@ -114,7 +114,7 @@ def _summary(run: Run, audit: AuditReport, unrec: int | None) -> str:
     facts = [
         ("Agent", run.agent or "—"),
         ("Why this status", human_reason(run)),
-        ("Steps", f"{run.first_step}–{run.last_step} ({run.checkpoint_count} checkpoints)"),
+        ("Steps", run.steps_text()),
         ("Tokens", f"{b.tokens_spent:,}"),
         ("Wall clock", f"{b.wall_clock_ms / 1000:,.1f} s"),
         ("Model versions", ", ".join(run.model_versions) or "—"),

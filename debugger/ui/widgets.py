@@ -77,7 +77,7 @@ def run_header(run: Run) -> None:
     facts = [
         f"Agent **{md_text(run.agent or '—')}**",
         md_text(human_reason(run)),
-        f"steps {run.first_step}–{run.last_step} ({run.checkpoint_count} checkpoints)",
+        f"steps {run.steps_text()}",
         f"{b.tokens_spent:,} tokens{_limit(run, 'tokens')}",
         f"{b.wall_clock_ms / 1000:,.1f} s{_limit(run, 'wall_clock_ms', 1000)}",
         f"models {md_text(', '.join(run.model_versions) or '—')}",
@@ -263,7 +263,9 @@ def budget_chart(
                 "encoding": {
                     "x": {"field": "step_index", "type": "quantitative", "title": "step",
                           "axis": {"tickMinStep": 1, "format": "d"}},
-                    "y": {"field": column, "type": "quantitative", "title": None},
+                    # budgets are counts: whole ticks (a flat zero series drew 0.000000)
+                    "y": {"field": column, "type": "quantitative", "title": None,
+                          "axis": {"tickMinStep": 1, "format": ",d"}},
                     "tooltip": [{"field": "step_index", "title": "step"}, {"field": column}],
                 },
             }
@@ -297,7 +299,7 @@ def fork_tree(tree: ForkTree, page_url: str) -> None:
     links = node_links(tree, page_url)
     if not tree.forks:
         n = sum(len(s.checkpoints) for s in tree.segments)
-        st.caption(f"No forks: one line of {n} checkpoints, no replays.")
+        st.caption(f"No forks: one line of {n} checkpoint{'' if n == 1 else 's'}, no replays.")
         return
     st.graphviz_chart(fork_dot(tree, page_url), width="content")
     st.markdown("\n".join(f"- {line}" for line in links))

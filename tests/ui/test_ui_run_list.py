@@ -175,3 +175,13 @@ def test_hints_show_their_code_spans_and_nothing_else_is_syntax() -> None:
     shown = md_with_code("`x` then [y](http://e) :red[z]")
     assert shown.startswith("`x` then &#91;y&#93;") and ":red[" not in shown
     assert "`" not in md_with_code("an odd ` backtick")  # no span, all text
+
+
+def test_steps_read_as_a_span_or_one_step() -> None:
+    """A LangGraph input checkpoint is step -1: ``-1–-1`` read as a typo."""
+    line = run_list.runs_html([_run(first_step=-1, last_step=4)], "timeline")
+    assert "<td>-1\u20134</td>" in line
+    line = run_list.runs_html([_run(first_step=-1, last_step=-1, checkpoint_count=1)], "timeline")
+    assert "<td>-1</td>" in line
+    assert _run(first_step=-1, last_step=-1, checkpoint_count=1).steps_text() == "-1 (1 checkpoint)"
+    assert _run().steps_text("-") == "0-3 (4 checkpoints)"
