@@ -33,7 +33,7 @@ ITEMS: tuple[tuple[str, str, Callable[[AuditInput, Checkpoint, bool], bool], str
      lambda _, c, __: c.schema_version is not None,
      "have the runtime write schema_version into every checkpoint"),
     ("missing-working-state", "a structured working state",
-     lambda inp, c, _: inp.facts(c).structured,
+     lambda inp, c, _: inp.facts(c).structured or inp.runtime.state_elsewhere(c),
      "checkpoint the working state as a JSON object"),
     ("missing-budgets", "budgets consumed (tokens, steps, wall clock)",
      lambda _, c, first: _has_budgets(c, first),
@@ -78,7 +78,7 @@ def missing_items(inp: AuditInput) -> list[Finding]:
 @rule("prose-state")
 def prose_rule(inp: AuditInput) -> list[Finding]:
     """Working state that is prose rather than structure."""
-    bad = [c for c in inp.lineage if inp.facts(c).prose]
+    bad = [c for c in inp.lineage if inp.facts(c).prose and not inp.runtime.state_elsewhere(c)]
     if not bad:
         return []
     return [

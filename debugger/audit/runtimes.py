@@ -49,6 +49,10 @@ def _no_hint(head: Checkpoint) -> str | None:
     return None
 
 
+def _never_true(c: Checkpoint) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Runtime:
     """What one runtime records, and how a run of it is resumed."""
@@ -63,6 +67,12 @@ class Runtime:
     """How a checkpoint was written on purpose off the run's course (an edit, a replay)."""
     resume_hint: Callable[[Checkpoint], str | None] = _no_hint
     """How to resume a parked head in this runtime, if it has its own way."""
+
+    state_elsewhere: Callable[[Checkpoint], bool] = _never_true
+    """Whether the runtime keeps what a resume of this checkpoint needs outside its working
+    state (a LangGraph entrypoint's state is its output: a resume starts again from its
+    input, its tasks' results and what it saved, all LangGraph's own); the working-state
+    rules (missing, prose) then pass it."""
 
     tool_calls_in_state: bool = False
     """Whether a pending tool call is one the state asks for and no answer has reached yet
@@ -82,6 +92,11 @@ class Runtime:
 
 NATIVE = Runtime("native")
 """Stepscope's own runtime: every item of the contract, no runtime-specific resume."""
+
+
+def _lg_functional(c: Checkpoint) -> bool:
+    lg = _meta(c).get("langgraph")
+    return isinstance(lg, dict) and lg.get("functional") is True
 
 
 def _lg_fork(c: Checkpoint) -> str | None:
@@ -172,11 +187,13 @@ LANGGRAPH = Runtime(
     applied_kinds=frozenset({"write"}),
     forked_on_purpose=_lg_fork,
     resume_hint=_lg_resume,
+    state_elsewhere=_lg_functional,
     tool_calls_in_state=True,
 )
 """LangGraph checkpointers (SqliteSaver, PostgresSaver): no schema or tool versions; pending
 writes of finished tasks are applied by LangGraph on resume; ``update_state`` and replays are
-forks made on purpose; a parked run resumes with ``Command(resume=...)``."""
+forks made on purpose; a parked run resumes with ``Command(resume=...)``; an entrypoint's
+(functional API) state is its output, not what a resume starts from."""
 
 
 def _oai_resume(head: Checkpoint) -> str | None:

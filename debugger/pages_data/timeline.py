@@ -388,7 +388,11 @@ def view_of(
         DiffOptionError: an ignore pattern is malformed.
     """
     if prev is None:
-        state = diff_states({}, ckpt.working_state, ignore_paths)
+        # against an empty state of its own kind: an entrypoint's (LangGraph's functional
+        # API) is None before it first returned, or a list, not an object
+        ws = ckpt.working_state
+        empty: Any = {} if isinstance(ws, dict) else [] if isinstance(ws, list) else None
+        state = diff_states(empty, ws, ignore_paths)
         meta: list[DiffRow] = []
         effect_changes: list[dict[str, Any]] = []
     else:

@@ -39,15 +39,25 @@ from loaders.base import Flavour, SqlReader, TablePlan, aligned_rows
 from loaders.langgraph.budgets import Spend, ThreadRollup, ai_tokens
 from loaders.langgraph.decode import SafeDecoder, to_json
 from loaders.langgraph.map import (
+    END,
+    PREVIOUS,
+    START,
     CutRule,
     MessageMemo,
+    Seen,
+    StateScan,
     decode_checkpoint,
     decode_metadata,
     idempotency_args,
+    is_functional,
     is_internal,
+    is_message,
     ms_between,
     own_channels,
+    returned_messages,
     run_id_of,
+    same_as_state,
+    state_of,
     tool_messages,
     tool_versions_of,
     unanswered_tool_calls,
@@ -60,8 +70,12 @@ from loaders.langgraph.tasks import (
     SENDS,
     call_errors,
     finished_tasks,
+    handed_up,
     next_tasks,
+    parent_task,
     pending_writes,
+    produced_ids,
+    pulled_nodes,
     status_fields,
     task_writes,
 )
@@ -261,6 +275,9 @@ class _Walk:
         self.thread: str | None = None
         self._ns = ""
         self.rollup = ThreadRollup()
+        self._done: dict[str, set[str]] = {}
+        """Per namespace of the thread, the ids of the tasks that wrote output (the walk
+        reads a namespace before those nested in it)."""
         self._carry: list[dict[str, Any]] = []
         self.idempotency_args = idempotency_args()
         self.tape_rows: list[dict[str, Any]] = []
@@ -365,6 +382,7 @@ class _Walk:
             self._end_tapes(None)
             out = self.rollup.release()
             self.thread, self.rollup = ck.thread_id, ThreadRollup()
+            self._done.clear()
         elif ck.checkpoint_ns != self._ns:
             self._end_run()
             self._end_tapes(ck.checkpoint_ns)
@@ -426,6 +444,36 @@ class _Walk:
             if error:
                 self.tape.fail(str(p["tool_call_id"]), error, step)
 
+    def _functional_scan(self, values: dict[str, Any], state: Any) -> StateScan:
+        """An entrypoint's state (its output, any value) and its messages.
+
+        The messages are read from what it saved for its next call (``previous``: a chat's
+        history), its input and its output, in that order, as if each were a channel: a
+        model answer it returned alone is found, and the messages before it are what the
+        model was given.
+        """
+        around: dict[str, Any] = {}
+        if PREVIOUS in values and values[PREVIOUS] != state:
+            around[PREVIOUS] = values[PREVIOUS]
+        if START in values:  # its input, at the checkpoint before it ran
+            around[START] = values[START]
+        around[END] = state
+        seen = self.memo.scan(around)
+        if isinstance(state, dict) and not is_message(state):
+            whole = self.memo.scan(state)  # its text, and its cut into parts
+            return StateScan(seen.messages, seen.new, whole.json, whole.cut)
+        return StateScan(seen.messages, seen.new, to_json(state))
+
+    @staticmethod
+    def _returned(decoded: list[tuple[RawWrite, Any]], messages: list[Seen]) -> list[Seen]:
+        """The messages the checkpoint's functional-API tasks returned that its state does
+        not hold (:func:`returned_messages`)."""
+        found = returned_messages(decoded) if decoded else []
+        if not found:
+            return []
+        held = {f.key for _, f in messages}
+        return [s for s in found if s[1].key not in held]
+
     def _with_parent_sends(
         self, ck: RawCheckpoint, data: dict[str, Any], decoded: list[tuple[RawWrite, Any]]
     ) -> dict[str, Any]:
@@ -456,40 +504,61 @@ class _Walk:
     ) -> dict[str, Any]:
         values = data.get("channel_values") or {}
         own = own_channels(data)
-        state = {k: v for k, v in values.items() if not is_internal(k) and k not in own}
         step = meta.get("step") if isinstance(meta.get("step"), int) else None
         ts = data.get("ts")
         if self.first_ts is None:
             self.first_ts = ts
         decoded, bad = self._writes(ck, run, step)
         data = self._with_parent_sends(ck, data, decoded)
+        decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
+        ran = pulled_nodes(decoded)
+        state = state_of(data, own, ran)
+        functional = is_functional(data, ran)
         channels = {k: v for k, v in values.items() if is_internal(k) or k in own}
         sends = data.get("pending_sends")
         if SENDS not in channels and isinstance(sends, list) and sends:
             # format v < 4 kept a checkpoint's Sends beside its channels: in the channel
             # they moved to, as LangGraph's own migration puts them (a replay restores them)
             channels[SENDS] = sends
-        internal = without_state_copies(channels, state)
-        decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
+        if functional:
+            # the entrypoint's output is the state, and what it saves for its next call
+            # (``previous``) is that output unless it returned entrypoint.final: kept once
+            for name in (END, PREVIOUS):
+                if name in channels and channels[name] == state:
+                    channels[name] = same_as_state(None)
+        internal = without_state_copies(channels, state if isinstance(state, dict) else {})
         tasks = task_writes(decoded)
         # the head leaves out the tasks that finished, as get_state() does; history does not
-        nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks))
-        scan = self.memo.scan(state)
-        ai, model = ai_tokens(scan.messages)
+        nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks), ran)
+        scan = self._functional_scan(values, state) if functional else self.memo.scan(state)
+        # at a head, what the functional API's finished tasks returned (model answers, tool
+        # results) is the run's too: the entrypoint failed or waits before putting it in
+        # its output, and LangGraph will not run those tasks again
+        returned = self._returned(decoded, scan.messages) if not ck.has_child else []
+        messages = scan.messages + returned if returned else scan.messages
+        ai, model = ai_tokens(messages)
         new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
-        self.tape.observe(scan.messages, scan.new, step if step is not None else 0)
+        self.tape.observe(messages, scan.new + returned, step if step is not None else 0)
         if decoded:
             self.tape.note_writes(decoded, data, scan.messages)
+        self._done.setdefault(ck.checkpoint_ns, set()).update(produced_ids(decoded))
+        status = status_fields(tasks, ck.has_child, nexts, step)
+        if "paused_before" in status and ck.checkpoint_ns:
+            parent_ns, task_id = parent_task(ck.checkpoint_ns)
+            if task_id in self._done.get(parent_ns, ()):
+                status = handed_up(nexts, step)
         pending: list[dict[str, Any]] = []
-        if not ck.has_child:
+        # the calls of nodes that handed their result up ran: their answers are the parent's
+        if not ck.has_child and "handed_up" not in status:
             answers = tool_messages(decoded)
             self.tape.answer(answers, step if step is not None else 0)
-            pending = unanswered_tool_calls(scan.messages + answers, self.idempotency_args)
+            pending = unanswered_tool_calls(messages + answers, self.idempotency_args)
             self._fail_calls(pending, tasks, data, step if step is not None else 0)
-        md = {**meta, **status_fields(tasks, ck.has_child, nexts, step), "next": nexts,
+        md = {**meta, **status, "next": nexts,
               "internal_channels": internal,
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
-                            "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v")}}  # fmt: skip
+                            "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v"),
+                            **({"functional": True} if functional else {})}}  # fmt: skip
         if bad:
             md["undecodable_writes"] = bad
         if not ck.has_child and (writes := pending_writes(decoded)):

@@ -29,7 +29,7 @@ import hashlib
 import itertools
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -106,9 +106,54 @@ def _same(value: Any, kept: Any) -> bool:
     return all(a is b for a, b in zip(value, kept, strict=True))
 
 
-def same_as_state(channel: str) -> dict[str, str]:
-    """What stands in ``metadata.internal_channels`` for a copy of a state channel."""
-    return {"__type__": "stepscope.same_as", "of": f"working_state.{channel}"}
+def same_as_state(channel: str | None) -> dict[str, str]:
+    """What stands in ``metadata.internal_channels`` for a copy of a state channel (None:
+    of the whole state, a functional-API checkpoint's ``__end__``)."""
+    of = "working_state" if channel is None else f"working_state.{channel}"
+    return {"__type__": "stepscope.same_as", "of": of}
+
+
+START = "__start__"
+"""The input channel, and a ``StateGraph``'s node that reads it."""
+
+END = "__end__"
+"""The output channel of LangGraph's functional API (an ``@entrypoint``): its value is what
+``get_state().values`` shows. A ``StateGraph`` has no channel of that name."""
+
+PREVIOUS = "__previous__"
+"""The functional API's channel of what an entrypoint saved for its next call on the thread
+(its ``previous`` argument): its return value, or ``entrypoint.final``'s ``save``."""
+
+
+def is_functional(data: dict[str, Any], ran: Collection[str] = ()) -> bool:
+    """True for a checkpoint of LangGraph's functional API (an ``@entrypoint``).
+
+    It has the ``__end__`` channel once the entrypoint has returned; before, at its first
+    input, its only channel is the input, read by a task that is not a graph's
+    ``__start__`` node (``ran``: the nodes whose pull tasks wrote at the checkpoint). An
+    input checkpoint with no writes at all (the process stopped before the first) reads as
+    a graph's.
+    """
+    versions = data.get("channel_versions") or {}
+    if END in versions:
+        return True
+    return set(versions) == {START} and bool(ran) and START not in ran
+
+
+def state_of(
+    data: dict[str, Any], own: frozenset[str] = frozenset(), ran: Collection[str] = ()
+) -> Any:
+    """The checkpoint's state as LangGraph's ``get_state().values`` shows it.
+
+    A ``StateGraph``'s: its channels without LangGraph's internal ones (and, before
+    LangGraph 0.3, without the channels named after nodes, ``own``). An ``@entrypoint``'s
+    (:func:`is_functional`): the value it returned (any JSON value, not only an object;
+    None before it first returned).
+    """
+    values = data.get("channel_values") or {}
+    if is_functional(data, ran):
+        return values.get(END)
+    return {k: v for k, v in values.items() if not is_internal(k) and k not in own}
 
 
 def without_state_copies(value: Any, state: dict[str, Any], depth: int = 0) -> Any:
@@ -131,14 +176,17 @@ def without_state_copies(value: Any, state: dict[str, Any], depth: int = 0) -> A
     return value
 
 
-def with_state_copies(value: Any, state: dict[str, Any]) -> Any:
+def with_state_copies(value: Any, state: Any) -> Any:
     """The inverse of :func:`without_state_copies`: each :func:`same_as_state` in ``value``
-    replaced by that channel of ``state``, for whoever needs the internal channels as
-    LangGraph had them (a replay restores its ``Send`` tasks from them)."""
+    replaced by that channel of ``state`` (or the whole state), for whoever needs the
+    internal channels as LangGraph had them (a replay restores its ``Send`` tasks from
+    them, and a functional-API checkpoint's ``__end__``)."""
     if isinstance(value, dict):
         if value.get("__type__") == "stepscope.same_as" and set(value) == {"__type__", "of"}:
+            if value["of"] == "working_state":
+                return state
             channel = str(value["of"]).removeprefix("working_state.")
-            if channel in state:
+            if isinstance(state, dict) and channel in state:
                 return state[channel]
         return {k: with_state_copies(v, state) for k, v in value.items()}
     if isinstance(value, list):
@@ -578,6 +626,27 @@ def tool_messages(decoded: list[tuple[RawWrite, Any]]) -> list[Seen]:
             continue
         for m in v if isinstance(v, list) else [v]:
             if is_message(m) and m.get("type") == "tool":
+                out.append((m, facts_of(m)))
+    return out
+
+
+RETURN = "__return__"
+"""The write of a functional-API task's result (an ``@task`` call's return value)."""
+
+
+def returned_messages(decoded: list[tuple[RawWrite, Any]]) -> list[Seen]:
+    """Messages the functional API's tasks returned at the checkpoint (``__return__``
+    writes): a model task's AI message, a tool task's tool message.
+
+    LangGraph keeps a finished task's result and does not run it again on resume; where the
+    entrypoint failed or waits before it returned, nothing else holds what its tasks did.
+    """
+    out: list[Seen] = []
+    for w, v in decoded:
+        if w.channel != RETURN:
+            continue
+        for m in v if isinstance(v, list) else [v]:
+            if is_message(m):
                 out.append((m, facts_of(m)))
     return out
 

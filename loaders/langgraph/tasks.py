@@ -7,11 +7,12 @@ debugger does not have): docs/langgraph.md, "Next" and "Status", states the rule
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from debugger.json_text import preview
-from loaders.langgraph.map import CONTROL_WRITES, is_internal
+from loaders.langgraph.map import CONTROL_WRITES, RETURN, START, is_internal
 
 if TYPE_CHECKING:  # the replay's sandbox child imports this module: no Arrow through source
     from loaders.langgraph.source import RawWrite
@@ -70,7 +71,11 @@ def _node_channels(data: dict[str, Any]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for channel in versions:
         named = trigger_target(str(channel))
-        for node in [named] if named is not None else subs.get(str(channel), []):
+        if channel == START:
+            nodes = start_nodes(data)
+        else:
+            nodes = [named] if named is not None else subs.get(str(channel), [])
+        for node in nodes:
             out.setdefault(node, []).append(str(channel))
     return out
 
@@ -116,7 +121,31 @@ def _newer(version: Any, seen: Any) -> bool:
         return str(version) > str(seen)
 
 
-def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> list[str]:
+def start_nodes(data: dict[str, Any], ran: Collection[str] = ()) -> list[str]:
+    """The nodes the input channel ``__start__`` starts.
+
+    A ``StateGraph`` hands its input to its ``__start__`` node; the functional API hands an
+    ``@entrypoint``'s input to the entrypoint itself, a node named after its function. The
+    checkpoint names that node only once it has run: by the writes of the input checkpoint's
+    own tasks (``ran``: the nodes of its pull tasks that wrote no other trigger explains),
+    or, at the input of a later invocation, by ``versions_seen`` (the nodes that saw
+    ``__start__``). Else ``__start__``: an entrypoint's input checkpoint with no writes
+    (the process stopped before its first) reads as a graph's.
+    """
+    if ran:
+        return sorted(ran)
+    seen_by = data.get("versions_seen") or {}
+    nodes = [
+        str(n)
+        for n, seen in seen_by.items()
+        if n not in ("__interrupt__", "__input__") and isinstance(seen, dict) and START in seen
+    ]
+    return sorted(nodes) or [START]
+
+
+def next_tasks(
+    data: dict[str, Any], finished: frozenset[str] = frozenset(), ran: Collection[str] = ()
+) -> list[str]:
     """Nodes the checkpoint runs next, as LangGraph's ``StateSnapshot.next`` lists them.
 
     As ``prepare_next_tasks`` does: the Sends (:func:`sends_of`) first, then each node
@@ -125,7 +154,8 @@ def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> 
     version the node saw, sorted by name (LangGraph sorts the nodes of the
     updated channels; the savers do not keep the channel order). ``finished`` names tasks
     (node names, or ``push:<index>`` for a Send) whose writes are stored: the head leaves
-    them out, as ``get_state()`` does.
+    them out, as ``get_state()`` does. ``ran`` names the nodes of the pull tasks that wrote
+    at this checkpoint, which tell what ``__start__`` started (:func:`start_nodes`).
     """
     values = data.get("channel_values") or {}
     versions = data.get("channel_versions") or {}
@@ -138,9 +168,17 @@ def next_tasks(data: dict[str, Any], finished: frozenset[str] = frozenset()) -> 
     channels = updated if isinstance(updated, list) else list(versions)
     subs = _subscribers(seen_by)
     pulled = set()
+    starts: list[str] = []
+    if START in channels and _available(START, values):
+        explained = {trigger_target(str(c)) for c in channels if c != START}
+        explained |= {n for c in channels for n in subs.get(str(c), [])}
+        starts = start_nodes(data, [n for n in ran if n not in explained])
     for channel in channels:
         named = trigger_target(str(channel))
-        nodes = [named] if named is not None else subs.get(str(channel), [])
+        if channel == START:
+            nodes = starts
+        else:
+            nodes = [named] if named is not None else subs.get(str(channel), [])
         if not nodes or not _available(channel, values):
             continue
         for node in nodes:
@@ -213,6 +251,33 @@ def task_writes(decoded: list[tuple[RawWrite, Any]]) -> list[TaskWrites]:
     return list(tasks.values())
 
 
+def produced_ids(decoded: list[tuple[RawWrite, Any]]) -> set[str]:
+    """Ids of the tasks that wrote output at the checkpoint (they finished)."""
+    return {
+        w.task_id for w, _ in decoded if w.task_id != NULL_TASK and w.channel not in TASK_SIGNALS
+    }
+
+
+def parent_task(ns: str) -> tuple[str, str]:
+    """The namespace a subgraph's namespace is nested in, and the id of the task there that
+    ran it (``"a:1|b:2"``: ``("a:1", "2")``)."""
+    parent, _, own = ns.rpartition("|")
+    return parent, own.partition(":")[2]
+
+
+def handed_up(nexts: list[str], step: int | None) -> dict[str, Any]:
+    """The status of a subgraph's head whose due nodes ran with no write here while the
+    parent's task that ran the subgraph finished: they handed their result to the parent
+    graph (``Command(graph=Command.PARENT)``: a multi-agent handoff)."""
+    where = f" at step {step}" if step is not None else ""
+    return {
+        "status": "completed",
+        "status_reason": f"node {', '.join(nexts)}{where} handed control to the parent graph "
+        "(Command(graph=Command.PARENT)): the parent's task that ran this subgraph finished",
+        "handed_up": nexts,
+    }
+
+
 def finished_tasks(tasks: list[TaskWrites]) -> frozenset[str]:
     """Names of the tasks whose output is stored (``next_tasks``' ``finished``)."""
     return frozenset(t.name for t in tasks if t.produced)
@@ -237,11 +302,13 @@ def status_fields(
     the task has produced nothing (its earlier questions were answered by ``__resume__``).
     """
     # a task that raised and then, retried on the same checkpoint, produced its output: the
-    # error is superseded (LangGraph shows it nowhere)
-    errors = [e for t in tasks if not t.produced for e in t.errors]
+    # error is superseded (LangGraph shows it nowhere). A functional-API task's error or
+    # question is also its entrypoint's (each writes it): said once, by the entrypoint
+    tasks = sorted(tasks, key=lambda t: t.name.startswith("push:"))
+    errors = list(dict.fromkeys(e for t in tasks if not t.produced for e in t.errors))
     waiting = [t for t in tasks if not t.produced and t.interrupts]
-    open_q = [t.interrupts[-1] for t in waiting]
-    done_q = [i for t in tasks if t.produced for i in t.interrupts]
+    open_q = _distinct([t.interrupts[-1] for t in waiting])
+    done_q = _distinct([i for t in tasks if t.produced for i in t.interrupts])
     resumes = [r for t in tasks for r in t.resumes]
     out: dict[str, Any] = {}
     if has_child:
@@ -269,6 +336,19 @@ def status_fields(
     return out
 
 
+def _distinct(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The interrupts, each id once (one without an id is its own)."""
+    seen: set[str] = set()
+    out = []
+    for i in interrupts:
+        key = i.get("id")
+        if key is None or key not in seen:
+            out.append(i)
+        if key is not None:
+            seen.add(str(key))
+    return out
+
+
 def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str, str], str | None]:
     """The errors of the tasks that raised, for the tool calls they were running.
 
@@ -292,7 +372,7 @@ def call_errors(tasks: list[TaskWrites], data: dict[str, Any]) -> tuple[dict[str
             by_call[str(call["id"])] = "; ".join(t.errors)
         if not calls:
             other += t.errors
-    return by_call, "; ".join(other) or None
+    return by_call, "; ".join(dict.fromkeys(other)) or None
 
 
 def _send_calls(arg: Any) -> list[dict[str, Any]]:
@@ -304,15 +384,24 @@ def _send_calls(arg: Any) -> list[dict[str, Any]]:
     return [c for c in calls if isinstance(c, dict) and c.get("id") and "args" in c]
 
 
+def pulled_nodes(decoded: list[tuple[RawWrite, Any]]) -> frozenset[str]:
+    """The nodes whose pull tasks wrote at the checkpoint (``next_tasks``' ``ran``)."""
+    return frozenset(
+        task_name(w.task_path) for w, _ in decoded if (w.task_path or "").startswith(PULL_PATH)
+    )
+
+
 def pending_writes(decoded: list[tuple[RawWrite, Any]]) -> list[dict[str, Any]]:
     """Writes of finished tasks not yet applied (only meaningful at a checkpoint's leaf).
 
     They are not pending effects: the task has finished, and LangGraph applies its writes on
-    resume without running it again (``metadata.pending_writes`` keeps them).
+    resume without running it again (``metadata.pending_writes`` keeps them). A functional
+    API task's result (``__return__``) is one: LangGraph hands it back on resume in place of
+    calling the task.
     """
     return [
         {"task_id": w.task_id, "task_path": w.task_path, "idx": w.idx, "channel": w.channel,
          "value": v}
         for w, v in decoded
-        if w.channel not in CONTROL_WRITES and not is_internal(w.channel)
+        if w.channel == RETURN or (w.channel not in CONTROL_WRITES and not is_internal(w.channel))
     ]  # fmt: skip

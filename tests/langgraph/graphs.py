@@ -20,6 +20,9 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel
 
+from tests.langgraph.functional import FUNCTIONAL_SCENARIOS, FUNCTIONAL_STATUS
+from tests.langgraph.handoff import HANDOFF_STATUS, handoff
+
 Graphs = dict[str, Any]
 
 
@@ -69,6 +72,19 @@ def raises(saver: Any) -> Graphs:
     with contextlib.suppress(ValueError):
         graph.invoke({"n": 0, "log": []}, _cfg("raises"))
     return {"raises": graph}
+
+
+def durability(saver: Any) -> Graphs:
+    """``durability='exit'``: only the last checkpoint is written, of a completed run and of
+    one whose node b raised; ``'async'``: every checkpoint, written while the next step runs."""
+    graphs = {}
+    for mode, fail_at in (("exit", None), ("exit", "b"), ("async", None)):
+        thread = f"durable-{mode}-{'failed' if fail_at else 'done'}"
+        graph = _linear_graph(saver, fail_at=fail_at)
+        with contextlib.suppress(ValueError):
+            graph.invoke({"n": 0, "log": []}, _cfg(thread), durability=mode)
+        graphs[thread] = graph
+    return graphs
 
 
 def parallel_fail(saver: Any) -> Graphs:
@@ -261,12 +277,16 @@ def rich(saver: Any) -> Graphs:
     return {"rich": graph}
 
 
-SCENARIOS = (linear, raises, parallel_fail, approval, fork, subgraph, send, rich)
+SCENARIOS = (linear, raises, parallel_fail, approval, fork, subgraph, send, rich,
+             durability, handoff, *FUNCTIONAL_SCENARIOS)  # fmt: skip
 EXPECTED_STATUS = {
     "linear": "completed", "raises": "failed", "parallel-fail": "failed",
     "approval-parked": "parked",
     "approval-resumed": "completed", "fork": "completed", "subgraph": "completed",
     "send": "completed", "rich": "completed",
+    "durable-exit-done": "completed", "durable-exit-failed": "failed",
+    "durable-async-done": "completed",
+    **HANDOFF_STATUS, **FUNCTIONAL_STATUS,
 }  # fmt: skip
 
 

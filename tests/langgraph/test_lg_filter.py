@@ -22,6 +22,10 @@ from debugger.store import Store
 from loaders import ImportOptions, import_source
 from loaders.langgraph.source import uuid6_floor
 from tests.langgraph.conftest import Written
+from tests.langgraph.functional import FUNCTIONAL_STATUS
+from tests.langgraph.graphs import EXPECTED_STATUS
+
+DURABLE = [t for t in EXPECTED_STATUS if t.startswith("durable-")]
 
 
 def _source_rows(w: Written, sql: str) -> list[tuple[Any, ...]]:
@@ -99,7 +103,8 @@ def test_uuid6_floor_orders_like_the_ids(written: Written) -> None:
 
 
 def test_since_reads_the_threads_active_since(written: Written, tmp_path: Path) -> None:
-    # the scenarios run in order: linear, ..., fork, subgraph, send, rich
+    # the scenarios run in order: linear, ..., fork, subgraph, send, rich, durability,
+    # handoff, the functional API's
     first = min(
         cid for t, cid in _source_rows(written, "SELECT thread_id, checkpoint_id FROM checkpoints")
         if t == "subgraph"
@@ -108,7 +113,8 @@ def test_since_reads_the_threads_active_since(written: Written, tmp_path: Path) 
     store = tmp_path / "since.duckdb"
     report = _import(written, store, since=since.isoformat())
     assert report.filtered is not None and report.filtered["runs"] == []
-    _check_equals_full(written, store, {"subgraph", "send", "rich"}, report)
+    later = {"subgraph", "send", "rich", *DURABLE, "handoff", *FUNCTIONAL_STATUS}
+    _check_equals_full(written, store, later, report)
     # with --run too, both must hold
     both = tmp_path / "both.duckdb"
     report = _import(written, both, since=since, runs=("s*", "linear"))

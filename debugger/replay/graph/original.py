@@ -83,8 +83,9 @@ def start_input(c: Checkpoint) -> dict[str, Any]:
         "v": (md.get("langgraph") or {}).get("v"),
         "source": md.get("source"),
         "state": c.working_state,
-        # the loader stores a Send's copy of the state as a reference to it: put it back
-        "internal": with_state_copies(md.get("internal_channels") or {}, c.working_state or {}),
+        # the loader stores a Send's copy of the state (and an entrypoint's output) as a
+        # reference to it: put it back
+        "internal": with_state_copies(md.get("internal_channels") or {}, c.working_state),
         "next": md.get("next") or [],
         "pending_writes": md.get("pending_writes") or [],
     }

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from debugger.replay.graph.revive import coerce, revive
+from loaders.langgraph.map import END
 from loaders.langgraph.tasks import PULL_PATH, task_name, trigger_target
 
 _V1 = f"{1:032}.{0.0:016}"
@@ -48,12 +49,17 @@ def _channel_type(graph: Any, name: str) -> Any:
     return getattr(channel, "typ", None) if channel is not None else None
 
 
-def restored_values(graph: Any, state: dict[str, Any], internal: dict[str, Any]) -> dict[str, Any]:
-    """Channel values as Python objects: the working state and the internal channels."""
+def restored_values(graph: Any, state: Any, internal: dict[str, Any]) -> dict[str, Any]:
+    """Channel values as Python objects: the working state and the internal channels.
+
+    An ``@entrypoint``'s state (the functional API) is its output, not channels: it is in
+    the internal ``__end__`` channel already.
+    """
     from langgraph.channels import NamedBarrierValue, NamedBarrierValueAfterFinish
 
     values: dict[str, Any] = {}
-    for name, stored in state.items():
+    channels = state.items() if isinstance(state, dict) and END not in graph.channels else ()
+    for name, stored in channels:
         values[name] = coerce(revive(stored), _channel_type(graph, name), stored)
     for name, stored in internal.items():
         value = revive(stored)

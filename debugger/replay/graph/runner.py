@@ -23,7 +23,7 @@ from debugger.replay.graph.world import GraphContext, GraphWorld
 from debugger.replay.protocol import GRAPH_CALL_PLACE, Writer, clip
 from debugger.replay.sandbox import StopReplay
 from debugger.replay.tape import canonical
-from loaders.langgraph.map import is_internal
+from loaders.langgraph.map import state_of
 
 """Why the loop stopped (``protocol.STOP_REASONS``), at which step, and the graph's text."""
 _CALL_KEYS = ("step_index", "seq", "kind", "name", "request", "idempotency_key", "is_write",
@@ -133,12 +133,16 @@ class GraphRunner:
         return {i.id: v for i, v in zip(interrupts, values, strict=True)}
 
     # -- reporting ------------------------------------------------------------------------
-    def _state(self) -> dict[str, Any]:
+    def _state(self) -> Any:
+        """The state as the loader stores it (:func:`state_of`: a graph's channels, an
+        entrypoint's output)."""
         from debugger.replay.graph.revive import encode
 
         saved = self.graph.checkpointer.get_tuple(self.config)
-        values = saved.checkpoint["channel_values"] if saved else {}
-        return {k: encode(v) for k, v in values.items() if not is_internal(k)}
+        state = state_of(saved.checkpoint) if saved else {}
+        if isinstance(state, dict):
+            return {k: encode(v) for k, v in state.items()}
+        return encode(state)
 
     def _account(self, state: dict[str, Any], step: int) -> None:
         self.budgets["tokens_spent"] += self.world.tokens(self.ctx.calls, state)

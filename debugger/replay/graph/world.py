@@ -112,10 +112,15 @@ class GraphTape(Tape):
 
 
 def messages(state: Any) -> list[dict[str, Any]]:
-    """The messages of a (decoded) state, in order."""
-    if not isinstance(state, dict):
+    """The messages of a (decoded) state, in order: those of its channels, or an
+    entrypoint's output that is a message or a list (the loader's rule)."""
+    if is_message(state) or isinstance(state, list):
+        values: Any = [state]
+    elif isinstance(state, dict):
+        values = state.values()
+    else:
         return []
-    return [m for value in state.values() for m in (value if isinstance(value, list) else [value])
+    return [m for value in values for m in (value if isinstance(value, list) else [value])
             if is_message(m)]  # fmt: skip
 
 

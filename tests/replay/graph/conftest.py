@@ -78,6 +78,7 @@ def lg_written(tmp_path_factory: pytest.TempPathFactory) -> Written:
             G.write_approval(saver)
             G.write_nested_and_fan(saver)
             G.write_network(saver)
+            G.write_functional(saver)
     finally:
         server.close()
     assert [m[:5] for m in server.received] == [b"REFUN", b"AUDIT"]

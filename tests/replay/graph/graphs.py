@@ -18,6 +18,7 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import create_react_agent
 from langgraph.types import Command, Send, interrupt
 
+from tests.langgraph import functional as F
 from tests.langgraph.patterns_model import ScriptedModel, ai, cfg
 
 
@@ -326,3 +327,25 @@ def network_graph() -> Any:
 def evading_network_graph() -> Any:
     """The network graph whose nodes first take the in-process hooks out of the way."""
     return _network_builder(Exploding(script=[]), evade=True)
+
+
+# -- the functional API: an @entrypoint agent and a chat --------------------------------------
+def write_functional(saver: Any) -> list[str]:
+    """``func-react``: the functional ReAct agent, two tool rounds; ``func-chat``: a chat
+    entrypoint called three times on its thread (tests/langgraph/functional.py)."""
+    react = F.react_agent(ScriptedModel(script=F.agent_script()), F.lookup, saver)
+    react.invoke([HumanMessage("where are B-0 and B-1?", id="f-human-1")], cfg("func-react"))
+    chat = F.chat_entrypoint(ScriptedModel(script=F.chat_script()), saver)
+    for i in range(3):
+        chat.invoke(HumanMessage(f"question {i}", id=f"c-human-{i}"), cfg("func-chat"))
+    return ["func-react", "func-chat"]
+
+
+def functional_react_graph() -> Any:
+    """The functional agent for the replay; its model and tool fail if called."""
+    return F.react_agent(Exploding(script=[]), lookup_exploding)
+
+
+def functional_chat_graph() -> Any:
+    """The chat entrypoint for the replay; its model fails if called."""
+    return F.chat_entrypoint(Exploding(script=[]))

@@ -72,6 +72,34 @@ def test_a_prebuilt_react_agent_replays_every_step_from_the_recording(lg: Writte
     assert report.ledger == []
 
 
+def test_a_functional_api_agent_replays_from_its_input_against_the_recording(
+    lg: Written,
+) -> None:
+    """An ``@entrypoint`` runs in one superstep: its model and tool tasks are answered from
+    the tape (the replayed graph's model and tool raise if called), and the state compared
+    is its output, as LangGraph's ``values``."""
+    report = replay(lg.store, "func-react", -1, graph=f"{GRAPHS}:functional_react_graph")
+    assert report.outcome == "completed", report.reason
+    assert report.divergences == [] and report.violations == []
+    [step] = report.steps
+    assert step.step_index == 0 and step.state_equal
+    assert step.calls == step.calls_from_tape == 5  # three model calls, two lookups
+    original, replayed = _states(lg.store, "func-react"), _states(lg.store, report.replay_run_id)
+    assert replayed[0] == original[0] and [m["id"] for m in replayed[0]][-1] == "f-ai-2"
+
+
+def test_a_chat_entrypoint_replays_a_later_call_with_what_it_saved(lg: Written) -> None:
+    """From the input of the second call: the restored ``previous`` (the history the first
+    call saved) goes to the entrypoint, and its answer is the recorded one."""
+    report = replay(lg.store, "func-chat", 1, graph=f"{GRAPHS}:functional_chat_graph")
+    assert report.outcome == "completed", report.reason
+    assert report.divergences == []
+    [step] = report.steps
+    assert step.step_index == 2 and step.state_equal and step.calls_from_tape == 1
+    assert _states(lg.store, report.replay_run_id)[2]["id"] == "c-ai-1"
+    assert report.budgets_end["tokens_spent"] == 80
+
+
 def test_the_fix_diverges_where_the_original_paid_and_the_baseline_pays_again(
     lg: Written,
 ) -> None:
