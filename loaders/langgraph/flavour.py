@@ -512,8 +512,9 @@ class _Walk:
         data = self._with_parent_sends(ck, data, decoded)
         decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
         ran = pulled_nodes(decoded)
-        state = state_of(data, own, ran)
-        functional = is_functional(data, ran)
+        written = {w.channel for w, _ in decoded}
+        state = state_of(data, own, ran, written)
+        functional = is_functional(data, ran, written)
         channels = {k: v for k, v in values.items() if is_internal(k) or k in own}
         sends = data.get("pending_sends")
         if SENDS not in channels and isinstance(sends, list) and sends:

@@ -120,28 +120,43 @@ END = "__end__"
 """The output channel of LangGraph's functional API (an ``@entrypoint``): its value is what
 ``get_state().values`` shows. A ``StateGraph`` has no channel of that name."""
 
+RETURN = "__return__"
+"""The write of a functional-API task's result (an ``@task`` call's return value)."""
+
 PREVIOUS = "__previous__"
 """The functional API's channel of what an entrypoint saved for its next call on the thread
 (its ``previous`` argument): its return value, or ``entrypoint.final``'s ``save``."""
 
+FUNCTIONAL_WRITES = frozenset({END, PREVIOUS, RETURN})
+"""Channels only the functional API writes."""
 
-def is_functional(data: dict[str, Any], ran: Collection[str] = ()) -> bool:
+
+def is_functional(
+    data: dict[str, Any], ran: Collection[str] = (), written: Collection[str] = ()
+) -> bool:
     """True for a checkpoint of LangGraph's functional API (an ``@entrypoint``).
 
-    It has the ``__end__`` channel once the entrypoint has returned; before, at its first
-    input, its only channel is the input, read by a task that is not a graph's
-    ``__start__`` node (``ran``: the nodes whose pull tasks wrote at the checkpoint). An
-    input checkpoint with no writes at all (the process stopped before the first) reads as
-    a graph's.
+    It has the ``__end__`` channel once the entrypoint has returned. Before, at its first
+    input, its only channel is the input, and its writes say it: a task that is not a
+    graph's ``__start__`` node read it (``ran``: the nodes whose pull tasks wrote), or a
+    channel only the functional API writes is among ``written`` (a task's result, the
+    output, what it saves; before LangGraph 1.0 the SQLite saver stored no task paths). An
+    input checkpoint with none of these (the process stopped before its first write, or the
+    entrypoint raised before any task) reads as a graph's.
     """
     versions = data.get("channel_versions") or {}
     if END in versions:
         return True
-    return set(versions) == {START} and bool(ran) and START not in ran
+    if set(versions) != {START}:
+        return False
+    return bool(FUNCTIONAL_WRITES.intersection(written)) or (bool(ran) and START not in ran)
 
 
 def state_of(
-    data: dict[str, Any], own: frozenset[str] = frozenset(), ran: Collection[str] = ()
+    data: dict[str, Any],
+    own: frozenset[str] = frozenset(),
+    ran: Collection[str] = (),
+    written: Collection[str] = (),
 ) -> Any:
     """The checkpoint's state as LangGraph's ``get_state().values`` shows it.
 
@@ -151,7 +166,7 @@ def state_of(
     None before it first returned).
     """
     values = data.get("channel_values") or {}
-    if is_functional(data, ran):
+    if is_functional(data, ran, written):
         return values.get(END)
     return {k: v for k, v in values.items() if not is_internal(k) and k not in own}
 
@@ -628,10 +643,6 @@ def tool_messages(decoded: list[tuple[RawWrite, Any]]) -> list[Seen]:
             if is_message(m) and m.get("type") == "tool":
                 out.append((m, facts_of(m)))
     return out
-
-
-RETURN = "__return__"
-"""The write of a functional-API task's result (an ``@task`` call's return value)."""
 
 
 def returned_messages(decoded: list[tuple[RawWrite, Any]]) -> list[Seen]:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from debugger.replay.graph.revive import coerce, revive
-from loaders.langgraph.map import END
+from loaders.langgraph.map import END, START
 from loaders.langgraph.tasks import PULL_PATH, task_name, trigger_target
 
 _V1 = f"{1:032}.{0.0:016}"
@@ -169,6 +169,12 @@ def restore(graph: Any, saver: Any, thread_id: str, start: dict[str, Any]) -> di
         internal, woken = legacy_channels(graph, internal)
         due += [node for node in woken if node not in due]
         v = 4
+    if START in due and START not in graph.nodes:
+        # an entrypoint's input that an older LangGraph wrote (no task paths in the file):
+        # the file cannot name the node the input starts, the graph does
+        due = [n for n in due if n != START] + [
+            name for name, node in graph.nodes.items() if START in getattr(node, "triggers", ())
+        ]
     values = restored_values(graph, start["state"], internal)
     due += finished_pulls(start.get("pending_writes") or [], due)
     versions, seen = _versions(graph, values, due)

@@ -12,7 +12,10 @@ same code the current version's tests run) on a ``SqliteSaver`` writing ``OUT_DI
 ``OUT_DIR/says.json``: for each thread, what that version's ``get_state`` and
 ``get_state_history`` report (``patterns.says``), the versions of the packages, and the
 patterns the version cannot run (``parallel_questions`` answers an interrupt by its id, which
-LangGraph 0.4 introduced) with the error it gave.
+LangGraph 0.4 introduced) with the error it gave. On SQLite it also runs the functional-API
+scenarios of ``tests/langgraph/functional.py`` into ``OUT_DIR/functional.sqlite`` and writes
+what ``get_state_history`` says of each thread (``expect.expected``) to
+``OUT_DIR/functional.json``.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
+from tests.langgraph import functional as F
 from tests.langgraph import patterns as P
 from tests.langgraph import patterns_tokens as T
+from tests.langgraph.expect import expected
 from tests.langgraph.patterns_model import postgres_saver, sqlite_saver
 
 BUILDERS = (
@@ -55,6 +60,21 @@ def generate(out: Path, pg_url: str | None = None) -> None:
             threads.update({t: P.says(g, t) for t, g in graphs.items()})
     doc = {"versions": {p: version(p) for p in packages}, "cannot": cannot, "threads": threads}
     (out / "says.json").write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
+    if not pg_url:
+        generate_functional(out)
+
+
+def generate_functional(out: Path) -> None:
+    """The functional API's scenarios on a ``SqliteSaver`` (``functional.sqlite``), and each
+    thread's history as that version's LangGraph reports it (``functional.json``)."""
+    (out / "functional.sqlite").unlink(missing_ok=True)
+    histories = {}
+    with sqlite_saver(out / "functional.sqlite") as saver:
+        for build in F.FUNCTIONAL_SCENARIOS:
+            histories.update({t: expected(g, t) for t, g in build(saver).items()})
+    doc = {"versions": {p: version(p) for p in PACKAGES}, "threads": histories}
+    text = json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n"
+    (out / "functional.json").write_text(text)
 
 
 if __name__ == "__main__":

@@ -194,6 +194,8 @@ def test_regenerated_with_the_older_version(version: str, tmp_path: Path) -> Non
     says = _generate(version, tmp_path / "fresh")
     report = _import(tmp_path / "fresh" / "lg.sqlite", tmp_path / "s.duckdb")
     check_against_says(version, says, tmp_path / "s.duckdb", report)
+    _import(tmp_path / "fresh" / "functional.sqlite", tmp_path / "f.duckdb")
+    check_functional(tmp_path / "fresh", tmp_path / "f.duckdb")
 
 
 @pytest.mark.langgraph_legacy
@@ -250,3 +252,47 @@ def test_task_ids_give_the_node_and_nothing_else(version: str) -> None:
     ]
     for d, m in broken:
         assert with_task_paths(decoded, d, m, ck.checkpoint_ns) == decoded
+
+
+# -- the functional API (@entrypoint / @task) -------------------------------------------------
+FUNCTIONAL_TOKENS = {
+    "func-agent": 350, "func-agent-down": 100, "func-ask-parked": 100, "func-ask-resumed": 350,
+    "func-chat": 120, "func-text": 0, "func-retried": 0,
+}  # fmt: skip
+"""Tokens of each thread, as today's LangGraph run gives them (tests/langgraph/functional.py)."""
+
+
+def check_functional(directory: Path, store: Path) -> None:
+    """Every checkpoint's state and ``next`` as the version's ``get_state_history`` said, and
+    each thread's status and tokens as today's.
+
+    One documented difference: before LangGraph 1.0 the SQLite saver stored no task paths,
+    so at the input checkpoint of a thread's first call nothing in the file names the
+    entrypoint the input starts: ``next`` is ``__start__`` there (a replay takes the node
+    from the graph)."""
+    from tests.langgraph.expect import same_state
+    from tests.langgraph.functional import FUNCTIONAL_STATUS
+
+    says = json.loads((directory / "functional.json").read_text())["threads"]
+    assert set(says) == set(FUNCTIONAL_STATUS)
+    with Store.open(store, read_only=True) as st:
+        for thread, history in says.items():
+            run = st.run(thread)
+            assert (run.status, run.budgets.tokens_spent) == (
+                FUNCTIONAL_STATUS[thread], FUNCTIONAL_TOKENS[thread]), thread  # fmt: skip
+            cps = {c.checkpoint_id: c for c in st.checkpoints(thread)}
+            assert set(cps) == {s["checkpoint_id"] for s in history}, thread
+            for snap in history:
+                c = cps[snap["checkpoint_id"]]
+                assert same_state(c.working_state, snap["values"]), (thread, snap["step"])
+                first_input = snap["parent_id"] is None
+                want = ["__start__"] if first_input else snap["next"]
+                assert c.metadata["next"] == want, (thread, snap["step"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_version_s_functional_api_database(version: str, tmp_path: Path) -> None:
+    shutil.copy(HERE / "data" / version / "functional.sqlite", tmp_path / "f.sqlite")
+    report = _import(tmp_path / "f.sqlite", tmp_path / "s.duckdb")
+    assert report.total.quarantined == 0
+    check_functional(HERE / "data" / version, tmp_path / "s.duckdb")

@@ -154,3 +154,19 @@ def test_an_older_versions_react_run_replays_from_the_recording(
     assert report.divergences == [] and report.violations == []
     assert [s.step_index for s in report.steps] == [2, 3]
     assert all(s.state_equal and s.calls == s.calls_from_tape == 1 for s in report.steps)
+
+
+@pytest.mark.parametrize("version", ["0.2", "0.6"])
+def test_an_older_versions_entrypoint_replays_from_its_input(version: str, tmp_path: Path) -> None:
+    """The functional agent's input checkpoint names no node in the file (no task paths
+    before LangGraph 1.0): the restore takes the node the input starts from the graph."""
+    store = tmp_path / "s.duckdb"
+    with Store.open(store) as s:
+        import_source(s, str(HERE / "data" / version / "functional.sqlite"), ImportOptions())
+        assert s.checkpoint("func-agent", -1).metadata["next"] == ["__start__"]
+    graph = "tests.replay.graph.graphs:functional_react_graph"
+    report = replay(store, "func-agent", -1, graph=graph)
+    assert report.outcome == "completed", report.reason
+    assert report.divergences == [] and report.violations == []
+    [step] = report.steps
+    assert step.step_index == 0 and step.state_equal and step.calls == step.calls_from_tape == 5
