@@ -125,7 +125,9 @@ def test_flows_crewai_0x_persisted_read_as_its_api_says(tmp_path: Path) -> None:
     test_detected_and_every_flow_a_run(crew)
     test_head_state_is_load_state(crew)
     test_a_step_per_completed_method(crew)
+    # no end and no error recorded: no terminal status, as in 1.x (test_statuses); in
+    # progress until the stale rule makes it crashed an hour after its last checkpoint
     with debugger.open(store) as s:
-        assert {r.run_id: r.status for r in s.run_records()} == dict.fromkeys(
-            expected, "in_progress"
-        )  # no end and no error recorded: as in 1.x (test_statuses)
+        assert {r.run_id: r.status in ("in_progress", "crashed") for r in s.run_records()} == (
+            dict.fromkeys(expected, True)
+        )
