@@ -9,6 +9,9 @@ parked head, the errors and questions said once, what it saved for its next call
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from debugger.audit import audit_run
@@ -139,3 +142,55 @@ def test_the_timeline_compares_an_entrypoint_s_first_state_with_nothing(written:
         "type_changes",
         '"QUIET PLEASE"',
     )
+
+
+def test_hostile_entrypoint_values_are_read_or_quarantined(tmp_path: Path) -> None:
+    """Outputs and task results built to break the reader, written by the real SqliteSaver:
+    a value nested past the limit is quarantined with its reason, a dict that only claims to
+    be a message (wrong types everywhere) counts nothing, NaN reads as null; nothing raises."""
+    import sqlite3
+
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from loaders import import_source
+
+    ai = "pydantic:langchain_core.messages.ai.AIMessage"
+    deep: list[Any] = []
+    for _ in range(250):
+        deep = [deep]
+    cases: dict[str, Any] = {
+        "nan": float("nan"),
+        "deep": deep,
+        "fake": {"__type__": ai, "usage_metadata": {"total_tokens": "lots"}, "tool_calls": "x",
+                 "id": 5},
+        "fakes": [{"__type__": ai, "usage_metadata": "x", "tool_calls": [{"id": None}]}],
+        "bytes": b"\x00\xff",
+    }  # fmt: skip
+    db = tmp_path / "hostile.sqlite"
+    con = sqlite3.connect(db, check_same_thread=False)
+    saver = SqliteSaver(con)
+    for thread, value in cases.items():
+        ck = empty_checkpoint()
+        ck["channel_values"], ck["channel_versions"] = {"__start__": "in"}, {"__start__": 1}
+        cfg = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        first = saver.put(cfg, ck, {"source": "input", "step": -1, "parents": {}}, {"__start__": 1})
+        path = "~__pregel_push, ~__pregel_pull, agent, 0000000000, 0000000001"
+        saver.put_writes(first, [("__return__", value)], "task-1", path)
+        out = empty_checkpoint()
+        out["channel_values"] = {"__end__": value, "__previous__": value}
+        out["channel_versions"] = {"__start__": 2, "__end__": 2, "__previous__": 2}
+        out["versions_seen"] = {"agent": {"__start__": 1}}
+        saver.put(first, out, {"source": "loop", "step": 0, "parents": {}}, {"__end__": 2})
+    con.close()
+    with Store.open(tmp_path / "s.duckdb") as store:
+        report = import_source(store, str(db))
+        assert report.total.quarantined == 1
+        assert report.quarantine_reasons == {"working_state is nested deeper than 200 levels": 1}
+        assert [c.step_index for c in store.checkpoints("deep")] == [-1]
+        assert store.checkpoint("nan").working_state is None
+        assert store.checkpoint("bytes").working_state is not None
+        for thread in ("fake", "fakes"):
+            assert store.run(thread).budgets.tokens_spent == 0
+            assert store.run(thread).status == "completed"
+            audit_run(store, thread)
