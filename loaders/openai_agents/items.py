@@ -31,11 +31,18 @@ TOOL_ERROR_TEXTS = frozenset({
 """The outputs the SDK's default ``failure_error_function`` stores for a tool that raised,
 in each version that changed it."""
 
+ERROR_DETAIL = " Error: "
+"""What follows the text in 0.2 (``... Please try again. Error: <the exception's text>``)."""
+
 
 def is_tool_error(output: Any) -> bool:
     """Whether a call's output is the SDK's text for a tool that raised (an output may also
-    be a list of content items, which never is)."""
-    return isinstance(output, str) and output in TOOL_ERROR_TEXTS
+    be a list of content items, which never is): one of :data:`TOOL_ERROR_TEXTS`, alone or,
+    as 0.2 wrote it, followed by the exception's text."""
+    if not isinstance(output, str):
+        return False
+    head, detail, _ = output.partition(ERROR_DETAIL)
+    return (head if detail else output) in TOOL_ERROR_TEXTS
 
 
 OUTPUT_TYPES = frozenset({"function_call", "message", "reasoning", "computer_call",

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the tools it shares
 
 from agents import Agent, Runner, RunState, SQLiteSession, function_tool
 from agents.extensions.memory import AdvancedSQLiteSession
@@ -43,29 +44,18 @@ from agents.testing.model import (
 )
 from agents.usage import Usage
 
-
-@function_tool
-def lookup_order(order_id: str) -> dict[str, Any]:
-    """Look up an order."""
-    return {"order_id": order_id, "amount": 42.5, "status": "delivered"}
-
-
-@function_tool
-def issue_refund(order_id: str, amount: float, idempotency_key: str) -> str:
-    """Refund an order (a write, keyed)."""
-    return f"refunded {amount} on {order_id}"
+from tests.runtimes.openai_agents.fixture_tools import (
+    REFUND,
+    carrier_status,
+    issue_refund,
+    lookup_order,
+)
 
 
 @function_tool(needs_approval=True)
 def approved_refund(order_id: str, amount: float, idempotency_key: str) -> str:
     """Refund an order once a person approves."""
     return f"refunded {amount} on {order_id}"
-
-
-@function_tool
-def carrier_status(order_id: str) -> str:
-    """Ask the carrier (it times out)."""
-    raise ConnectionError("carrier API timed out")
 
 
 TOOLS = [lookup_order, issue_refund, approved_refund, carrier_status]
@@ -81,9 +71,6 @@ def call(name: str, args: dict[str, Any], cid: str, inp: int, out: int) -> Model
 
 def say(text: str, inp: int, out: int, mid: str) -> ModelStep:
     return ModelStep(output=[assistant_message(text, item_id=mid)], usage=usage(inp, out))
-
-
-REFUND = {"order_id": "A-17", "amount": 42.5, "idempotency_key": "refund-A-17"}
 
 
 def agent(steps: list[Any]) -> Agent[Any]:

@@ -255,10 +255,13 @@ def test_the_sdks_error_texts_of_every_version_and_nothing_else_are_errors() -> 
     from loaders.openai_agents.items import is_tool_error
 
     assert all(is_tool_error(t) for t in TOOL_ERRORS)
+    assert is_tool_error(f"{TOOL_ERRORS[0]} Error: carrier API timed out")  # 0.2
     # a custom failure_error_function's text, a result, and outputs that are not text
     for other in (
         "orders database unreachable",
         "An error occurred",
+        "An error occurred Error: boom",
+        f"Note: {TOOL_ERRORS[0]} Error: x",
         "",
         None,
         3,
@@ -266,3 +269,32 @@ def test_the_sdks_error_texts_of_every_version_and_nothing_else_are_errors() -> 
         {"error": TOOL_ERRORS[1]},
     ):
         assert not is_tool_error(other)
+
+
+DATA_0_2 = Path(__file__).resolve().parent / "data_0.2"
+"""Sessions openai-agents 0.2.11 wrote (``generate_0_2.py``, by hand: no venv in CI)."""
+
+
+def test_sessions_openai_agents_0_2_wrote_read_as_its_api_says(tmp_path: Path) -> None:
+    """0.2 stored a raising tool's output with the exception's text after the SDK's, and
+    saved nothing of a run whose model raised (``get_items`` is empty: no run)."""
+    store = tmp_path / "store.duckdb"
+    with Store.open(store) as s:
+        report = import_source(s, str(DATA_0_2 / "sessions.sqlite"))
+    said = json.loads((DATA_0_2 / "expected.json").read_text(encoding="utf-8"))
+    assert said["versions"]["openai-agents"].startswith("0.2.")
+    said = said["sessions.sqlite"]
+    assert report.flavour == "openai-agents" and report.total.quarantined == 0
+    assert said["model-error"]["items"] == [] and said["model-error raised"] == "model overloaded"
+    with debugger.open(store) as s:
+        assert {r.run_id: r.status for r in s.run_records()} == {
+            "refund-ok": "completed", "tool-error": "completed"}  # fmt: skip
+        for run in ("refund-ok", "tool-error"):
+            assert s.checkpoint(run).working_state == {"items": said[run]["items"]}
+        calls = [(c.kind, c.name, c.error) for c in s.tool_calls("tool-error")]
+        [output] = [i["output"] for i in said["tool-error"]["items"] if "output" in i]
+        assert output.endswith(" Error: carrier API timed out")
+        assert calls == [("model", "model", None), ("tool", "carrier_status", output),
+                         ("model", "model", None)]  # fmt: skip
+        refunds = [c for c in s.tool_calls("refund-ok") if c.name == "issue_refund"]
+        assert [c.idempotency_key for c in refunds] == ["refund-A-17"]
