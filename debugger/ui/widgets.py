@@ -146,7 +146,10 @@ def step_view(view: dict[str, Any], nbytes: int, whole: WholeValue | None = None
 def _diff(view: dict[str, Any], whole: Callable[[int, str], str] | None, key: str) -> None:
     st.markdown("#### What changed")
     if not view["diff"]:
-        st.info("No change in the working state since the previous step.")
+        if view["previous"] is None:  # an entrypoint's input, before it returned anything
+            st.info("The first checkpoint holds no working state yet.")
+        else:
+            st.info("No change in the working state since the previous step.")
         return
     text_table(
         view["diff"],

@@ -194,3 +194,19 @@ def test_hostile_entrypoint_values_are_read_or_quarantined(tmp_path: Path) -> No
             assert store.run(thread).budgets.tokens_spent == 0
             assert store.run(thread).status == "completed"
             audit_run(store, thread)
+
+
+def test_the_timeline_page_shows_an_entrypoint_s_steps(lg_sqlite: Written) -> None:
+    """As a person opens them: the input checkpoint holds no state yet, the next call's
+    answer is the change, the steps read as one span."""
+    from tests.ui.helpers import html_bodies, open_app, texts
+
+    at = open_app(lg_sqlite.store_path, "timeline", run="func-text", step="-1")
+    assert not at.exception and not at.error
+    page = texts(at)
+    assert "The first checkpoint holds no working state yet." in page
+    assert "steps -1\u20130 (2 checkpoints)" in page
+    at = open_app(lg_sqlite.store_path, "timeline", run="func-chat", step="2")
+    assert not at.exception and not at.error
+    assert "compared with step 1" in texts(at)
+    assert any("answer 1" in body for body in html_bodies(at))  # the diff table
