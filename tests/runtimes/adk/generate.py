@@ -17,8 +17,9 @@ Sessions (ids): ``refund-ok`` (two tool calls, state written by a tool and by th
 ``output_key``, a ``user:`` key), ``lookup-error`` (the tool raises ``ConnectionError``),
 ``quota`` (the model answers ``RESOURCE_EXHAUSTED``), ``refund-confirm`` (a tool that
 requires confirmation: the run pauses on it), ``refund-confirmed`` (the same, confirmed
-and resumed) and ``refund-crashed`` (the process dies inside the refund tool: its call is
-stored, its answer never).
+and resumed), ``refund-crashed`` (the process dies inside the refund tool: its call is
+stored, its answer never) and ``multi-agent`` (a coordinator hands the conversation to the
+refund agent with ``transfer_to_agent``; a second turn goes to the refund agent directly).
 """
 
 from __future__ import annotations
@@ -127,6 +128,25 @@ class ScriptedLlm(BaseLlm):
         return LlmResponse(content=content, usage_metadata=_usage(100 + 20 * n, 30), **extra)
 
 
+class Coordinator(BaseLlm):
+    """A multi-agent app's root: it hands every conversation to the refund agent (ADK's
+    ``transfer_to_agent``), which answers the turns after it itself."""
+
+    model: str = "scripted-coordinator"
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        content = _call("transfer_to_agent", agent_name="refund_agent")
+        extra = {"model_version": f"{self.model}-2026-11"} if VERSIONED else {}
+        yield LlmResponse(content=content, usage_metadata=_usage(50, 5), **extra)
+
+
+def coordinator() -> LlmAgent:
+    return LlmAgent(name="coordinator", model=Coordinator(), instruction="Route the request.",
+                    sub_agents=[agent(False)])  # fmt: skip
+
+
 def agent(confirm: bool) -> LlmAgent:
     asks = {"require_confirmation": confirm} if CONFIRMS else {}
     refund = FunctionTool(issue_refund, **asks)
@@ -171,9 +191,11 @@ async def generate(out: Path, url: str | None = None) -> None:
         )
     plain = Runner(app_name=APP, agent=agent(False), session_service=service)
     confirming = Runner(app_name=APP, agent=agent(True), session_service=service)
+    routed = Runner(app_name=APP, agent=coordinator(), session_service=service)
     raised: dict[str, str | None] = {}
     for sid, runner, text in [
         ("refund-ok", plain, "please refund order A-1001"),
+        ("multi-agent", routed, "please refund order A-5005"),
         ("lookup-error", plain, "please refund order down"),
         ("quota", plain, "quota test for order A-1"),
         ("refund-confirm", confirming, "please refund order A-2002"),
@@ -194,6 +216,8 @@ async def generate(out: Path, url: str | None = None) -> None:
             function_response=types.FunctionResponse(id=call_id, name=CONFIRM_CALL,
                                                      response={"confirmed": True}))])  # fmt: skip
         raised["refund-confirmed"] = await _run(confirming, "refund-confirmed", answer)
+    # the second turn of the multi-agent session goes to the agent that answered the first
+    raised["multi-agent"] = await _run(routed, "multi-agent", _user("and refund order A-6006"))
     view = {sid: await adk_view(service, sid, raised[sid]) for sid in raised}
     (out / "adk_view.json").write_text(json.dumps(view, indent=2, sort_keys=True) + "\n")
     if hasattr(service, "close"):  # ADK 2 on (1.x's engine is synchronous)

@@ -29,7 +29,7 @@ APP, USER = "refund_desk", "u-42"
 CONFIRM = "adk_request_confirmation"
 COVERED = {"refund-ok": "completed", "lookup-error": "failed", "quota": "failed",
            "refund-confirm": "parked", "refund-confirmed": "completed",
-           "refund-crashed": "crashed"}  # fmt: skip
+           "refund-crashed": "crashed", "multi-agent": "completed"}  # fmt: skip
 """The status each generated session must have: one of each the runtime can express."""
 
 
