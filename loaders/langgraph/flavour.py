@@ -76,6 +76,7 @@ from loaders.langgraph.tasks import (
     pending_writes,
     produced_ids,
     pulled_nodes,
+    sends_of,
     status_fields,
     task_writes,
 )
@@ -543,7 +544,7 @@ class _Walk:
         if decoded:
             self.tape.note_writes(decoded, data, scan.messages)
         self._done.setdefault(ck.checkpoint_ns, set()).update(produced_ids(decoded))
-        status = status_fields(tasks, ck.has_child, nexts, step)
+        status = status_fields(tasks, ck.has_child, nexts, step, sends_of(data))
         if "paused_before" in status and ck.checkpoint_ns:
             parent_ns, task_id = parent_task(ck.checkpoint_ns)
             if task_id in self._done.get(parent_ns, ()):

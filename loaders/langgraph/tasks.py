@@ -293,13 +293,27 @@ def _paused(nexts: list[str], step: int | None) -> str:
     )
 
 
+def shown_name(name: str, sends: list[dict[str, Any]]) -> str:
+    """A task's name for a person: a ``Send``'s (``push:<index>``) is the node it started
+    (the prebuilt agent sends each tool call to ``tools``)."""
+    index = name[5:] if name.startswith("push:") else ""
+    if index.isdigit() and int(index) < len(sends) and sends[int(index)].get("node"):
+        return str(sends[int(index)]["node"])
+    return name
+
+
 def status_fields(
-    tasks: list[TaskWrites], has_child: bool, nexts: list[str], step: int | None = None
+    tasks: list[TaskWrites],
+    has_child: bool,
+    nexts: list[str],
+    step: int | None = None,
+    sends: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The metadata keys the store's status rule reads, from the checkpoint's task writes.
 
     A task's ``__interrupt__`` write holds its current question; the question is open while
     the task has produced nothing (its earlier questions were answered by ``__resume__``).
+    ``sends`` (:func:`sends_of`) name the nodes of the ``Send`` tasks in the reasons.
     """
     # a task that raised and then, retried on the same checkpoint, produced its output: the
     # error is superseded (LangGraph shows it nowhere). A functional-API task's error or
@@ -322,8 +336,9 @@ def status_fields(
         out.update(status="failed", error="; ".join(errors))
     elif open_q:
         question = preview(open_q[0].get("value"), 120)
+        node = shown_name(waiting[0].name, sends or [])
         out.update(status="parked", interrupt=open_q[0],
-                   status_reason=f"interrupt() in node {waiting[0].name} waits for an answer "
+                   status_reason=f"interrupt() in node {node} waits for an answer "
                    f"(Command(resume=...)): {question}")  # fmt: skip
         if len(open_q) > 1:
             out["interrupts"] = open_q

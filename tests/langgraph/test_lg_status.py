@@ -165,3 +165,41 @@ def test_error_retried_past_is_the_last_error(
     with Store.open(got.store, read_only=True) as st:
         run = st.run("retry-fork")
     assert run.status == "completed" and run.last_error == errors[0]
+
+
+def test_a_question_in_a_prebuilt_agent_s_tool_names_the_tools_node(tmp_path: Path) -> None:
+    """Human in the loop as LangGraph's documentation does it: ``interrupt()`` inside a tool
+    of the prebuilt agent, whose tool calls run as ``Send`` tasks (``push:0`` in the
+    writes' path): the reason names the node they start, as ``get_state`` does."""
+    import warnings
+
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import tool
+    from langgraph.types import interrupt
+
+    from tests.langgraph.patterns_model import ScriptedModel, ai, cfg
+
+    @tool
+    def issue_refund(order: str, amount: int) -> str:
+        """Refund an order once a person approves."""
+        return "refunded" if interrupt({"question": f"refund {amount} on {order}?"}) else "no"
+
+    call = {"name": "issue_refund", "args": {"order": "A-1", "amount": 42}, "id": "call-1"}
+    with sqlite_saver(tmp_path / "lg.sqlite") as saver:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # create_react_agent moved to langchain in 1.0
+            from langgraph.prebuilt import create_react_agent
+
+            graph: Any = create_react_agent(ScriptedModel(script=[ai("ai-0", "", [call], 80)]),
+                                            [issue_refund], checkpointer=saver)  # fmt: skip
+        graph.invoke({"messages": [HumanMessage("refund A-1", id="u-1")]}, cfg("hitl"))
+        [task] = graph.get_state(cfg("hitl")).tasks
+    assert task.name == "tools" and task.interrupts
+    with Store.open(tmp_path / "s.duckdb") as s:
+        import_source(s, str(tmp_path / "lg.sqlite"), ImportOptions())
+        run = s.run("hitl")
+    assert run.status == "parked"
+    assert run.status_reason == (
+        "interrupt() in node tools waits for an answer (Command(resume=...)): "
+        '{"question":"refund 42 on A-1?"}'
+    )
