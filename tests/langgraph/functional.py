@@ -18,13 +18,7 @@ from langgraph.func import entrypoint, task
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
-from tests.langgraph.patterns_model import Graphs, ScriptedModel, ai, cfg
-
-
-@tool
-def lookup(order: str) -> str:
-    """Look an order up."""
-    return f"order {order} shipped"
+from tests.langgraph.patterns_model import Graphs, ScriptedModel, ai, cfg, lookup
 
 
 @tool("lookup")

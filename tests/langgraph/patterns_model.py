@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
 
 Graphs = dict[str, Any]
 Builder = Callable[[Any], Graphs]
@@ -34,6 +35,12 @@ def ai(
         content=text, id=mid, tool_calls=list(calls),
         usage_metadata={"input_tokens": tokens - out, "output_tokens": out, "total_tokens": tokens},
     )  # fmt: skip
+
+
+@tool
+def lookup(order: str) -> str:
+    """Look an order up."""
+    return f"order {order} shipped"
 
 
 class ScriptedModel(BaseChatModel):

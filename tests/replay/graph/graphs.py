@@ -19,7 +19,7 @@ from langgraph.prebuilt import create_react_agent
 from langgraph.types import Command, Send, interrupt
 
 from tests.langgraph import functional as F
-from tests.langgraph.patterns_model import ScriptedModel, ai, cfg
+from tests.langgraph.patterns_model import ScriptedModel, ai, cfg, lookup
 
 
 class Exploding(ScriptedModel):
@@ -34,12 +34,6 @@ def _human(mid: str = "human-1", text: str = "hello") -> dict[str, Any]:
 
 
 # -- a prebuilt ReAct agent, 40 tool rounds --------------------------------------------------
-@tool
-def lookup(order: str) -> str:
-    """Look an order up."""
-    return f"order {order} shipped"
-
-
 @tool("lookup")
 def lookup_exploding(order: str) -> str:
     """Look an order up (fails when really called)."""
