@@ -61,6 +61,19 @@ def in_doubt(inp: AuditInput) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def asks_first(inp: AuditInput, pending: Any) -> bool:
+    """A tool call at a head parked on a question: the runtime runs it when the run resumes
+    (LangGraph runs the task again from its start with the answer; the OpenAI Agents SDK runs
+    a call once approved), so no outcome of it is in doubt; only what the tool did before it
+    asked would happen again."""
+    return (
+        inp.runtime.tool_calls_in_state
+        and isinstance(pending, dict)
+        and pending.get("kind") == "tool_call"
+        and not inp.runtime.attempted(pending, inp.head)
+    )
+
+
 def action_key(tool: str, args: Any) -> str:
     """A canonical text of tool + arguments, to spot the same action under two keys."""
     return tool + " " + orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
@@ -81,7 +94,16 @@ def keyless(inp: AuditInput) -> list[Finding]:
     out = []
     c = inp.head
     for p in in_doubt(inp):
-        if key_of(p) is None:
+        if key_of(p) is None and asks_first(inp, p):
+            tool = effect_label(p)
+            out.append(
+                _f("pending-effect-without-key", "warning", c.step_index,
+                   f"checkpoint at step {c.step_index} lists a pending {tool} without an "
+                   "idempotency key: the run waits for an answer and resuming runs the call "
+                   "(from its start), so anything it did before asking would happen again",
+                   "give the call an idempotency key, or have the tool ask before it acts")
+            )  # fmt: skip
+        elif key_of(p) is None:
             tool = effect_label(p)
             out.append(
                 _f("pending-effect-without-key", "error", c.step_index,
@@ -224,4 +246,6 @@ def same_action(inp: AuditInput) -> list[Finding]:
     return out
 
 
-__all__ = ["action_key", "effect_label", "in_doubt", "key_of", "open_effects", "short"]
+__all__ = [
+    "action_key", "asks_first", "effect_label", "in_doubt", "key_of", "open_effects", "short",
+]  # fmt: skip

@@ -21,7 +21,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from debugger.audit.approval import is_parked
-from debugger.audit.effects import effect_label, in_doubt, key_of, open_effects, short
+from debugger.audit.effects import (
+    asks_first,
+    effect_label,
+    in_doubt,
+    key_of,
+    open_effects,
+    short,
+)
 from debugger.audit.lineage import head_of, lineage
 from debugger.audit.registry import AuditInput, all_rules, rule_ids
 from debugger.audit.rules import unplaced
@@ -121,7 +128,7 @@ def _restart_reasons(inp: AuditInput, findings: Iterable[Finding]) -> list[str]:
         if f.severity == "error" and f.rule_id in _BLOCKING
     ]  # fmt: skip
     for p in in_doubt(inp):
-        if key_of(p) is None:
+        if key_of(p) is None and not asks_first(inp, p):
             tool = effect_label(p)
             reasons.append(
                 f"pending {tool} at step {head.step_index} has no idempotency key: a resume "
@@ -151,6 +158,12 @@ def _checks(
             f"confirm the current code reads schema version {inp.head.schema_version}: name "
             "the migrations module (--migrations MODULE or STEPSCOPE_MIGRATIONS)"
         )
+    for p in in_doubt(inp):
+        if key_of(p) is None and asks_first(inp, p):
+            checks.append(
+                f"make sure {effect_label(p)} {short(p.get('args'))} does nothing before it asks: "
+                "resuming runs it from its start"
+            )
     if is_parked(inp.head):
         checks.append("obtain the approval, and re-check policy and permissions at resume")
         how = inp.runtime.resume_hint(inp.head)

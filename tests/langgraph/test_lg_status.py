@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from debugger.audit import audit_run
 from debugger.model import Checkpoint, Run
 from debugger.store import Store
 from loaders import ImportOptions, import_source
@@ -198,6 +199,16 @@ def test_a_question_in_a_prebuilt_agent_s_tool_names_the_tools_node(tmp_path: Pa
     with Store.open(tmp_path / "s.duckdb") as s:
         import_source(s, str(tmp_path / "lg.sqlite"), ImportOptions())
         run = s.run("hitl")
+        report = audit_run(s, "hitl")
+    # the call waits for its answer: nothing of it is in doubt; resuming runs the tool again
+    # from its start, which the audit asks to check (the tool has no key)
+    assert report.verdict == "resumable_after_checks"
+    [keyless] = [f for f in report.findings if f.rule_id == "pending-effect-without-key"]
+    assert keyless.severity == "warning"
+    assert report.reasons[0] == (
+        'make sure issue_refund {"order":"A-1","amount":42} does nothing before it asks: '
+        "resuming runs it from its start"
+    )
     assert run.status == "parked"
     assert run.status_reason == (
         "interrupt() in node tools waits for an answer (Command(resume=...)): "
