@@ -81,6 +81,7 @@ class HistoryMap:
 
     def __init__(self, workflow_id: str, run_id: str, events: list[dict[str, Any]]) -> None:
         self.workflow_id = workflow_id
+        self.run_id = run_id
         self.run = f"{workflow_id}/{run_id}"
         self.events = events
         self.state: dict[str, Any] = {
@@ -102,7 +103,10 @@ class HistoryMap:
         self.last_task_done = False
 
     def key(self, activity_id: str) -> str:
-        return f"{self.workflow_id}/{activity_id}"
+        """An activity's idempotency key: the run's id and the activity's, the pair Temporal
+        recommends (the same on every attempt, unique among executions: a workflow id is not,
+        once a workflow continues as new or its id is used again, and activity ids restart)."""
+        return f"{self.run_id}/{activity_id}"
 
     def rows(self) -> list[dict[str, Any]]:
         """One checkpoint row an event; the last carries the run's status."""
@@ -167,6 +171,8 @@ class HistoryMap:
                 "attempt": a.get("attempt"),
                 "parent": a.get("parentWorkflowExecution"),
             }
+            if a.get("continuedExecutionRunId"):  # the run this one continued (as new)
+                self.state["workflow"]["continued_from"] = a["continuedExecutionRunId"]
             md["agent"] = self.state["workflow"]["type"]
         elif kind.startswith("ACTIVITY_TASK_"):
             self._activity(kind.removeprefix("ACTIVITY_TASK_"), a, eid)

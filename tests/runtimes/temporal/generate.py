@@ -22,7 +22,9 @@ activity still running when the history was read), ``approval-by-update`` (the a
 came as an update), ``order-cancelled`` (cancelled while it waited) and ``signal-mid-task``
 (approved while its first workflow task was running: the server holds such a signal back and
 writes it after that task's completion with the earlier time it arrived, so event times are not
-in event order; a cancel request can land the same way by chance).
+in event order; a cancel request can land the same way by chance), and ``batch-export`` (a
+workflow that continues as new once: the first run's history, and the run it continued as
+in ``batch-export@continued``, the same workflow id).
 """
 
 from __future__ import annotations
@@ -154,6 +156,20 @@ class ParentWorkflow:
 
 
 @workflow.defn
+class BatchWorkflow:
+    """Ships one page per run and continues as new for the next (a long job kept short)."""
+
+    @workflow.run
+    async def run(self, page: int) -> str:
+        await workflow.execute_activity(
+            ship_order, Order(f"batch-{page}", 100), start_to_close_timeout=QUICK
+        )
+        if page < 1:
+            workflow.continue_as_new(page + 1)
+        return f"done after page {page}"
+
+
+@workflow.defn
 class ExportWorkflow:
     @workflow.run
     async def run(self, name: str) -> str:
@@ -224,6 +240,7 @@ async def scenarios(client: Client) -> dict[str, WorkflowHistory]:
                                      id="order-cancelled", task_queue=QUEUE),
         "signal-mid-task": await run(ApprovalWorkflow.run, Order("slow", 800),
                                      id="signal-mid-task", task_queue=QUEUE),
+        "batch-export": await run(BatchWorkflow.run, 0, id="batch-export", task_queue=QUEUE),
     }  # fmt: skip
     mid_task = handles["signal-mid-task"]
     await wait_for(mid_task, _EVENT["workflow task started"])
@@ -240,8 +257,15 @@ async def scenarios(client: Client) -> dict[str, WorkflowHistory]:
     granted = handles["approval-granted"]
     await wait_for(granted, _EVENT["activity completed"])
     await granted.signal(ApprovalWorkflow.approve, {"approved": True, "by": "ops@example.com"})
-    for name in ("order-ok", "flaky-card", "approval-granted", "parent-order", "signal-mid-task"):
+    for name in ("order-ok", "flaky-card", "approval-granted", "parent-order", "signal-mid-task",
+                 "batch-export"):  # fmt: skip
         await handles[name].result()
+    # the batch's first run continued as new: its history, and the run it continued as
+    first = handles["batch-export"]
+    handles["batch-export"] = client.get_workflow_handle(
+        "batch-export", run_id=first.first_execution_run_id or first.result_run_id
+    )
+    handles["batch-export@continued"] = client.get_workflow_handle("batch-export")
     for name in ("payment-declined", "refund-timeout"):
         with contextlib.suppress(Exception):  # they fail on purpose
             await handles[name].result()
@@ -276,7 +300,7 @@ async def generate(out: Path) -> None:
         worker = Worker(
             client, task_queue=QUEUE, identity=IDENTITY, build_id=BUILD_ID,
             workflows=[OrderWorkflow, RefundWorkflow, ApprovalWorkflow, ParentWorkflow,
-                       ExportWorkflow],
+                       ExportWorkflow, BatchWorkflow],
             activities=[charge_card, ship_order, issue_refund, export_report],
             workflow_runner=UnsandboxedWorkflowRunner(),
             graceful_shutdown_timeout=timedelta(seconds=5),
@@ -287,7 +311,8 @@ async def generate(out: Path) -> None:
         (out / "histories").mkdir(parents=True, exist_ok=True)
         for wid, history in histories.items():
             (out / "histories" / f"{wid}.json").write_text(history.to_json() + "\n")
-        view = {wid: sdk_view(out / "histories" / f"{wid}.json", wid) for wid in histories}
+        view = {name: sdk_view(out / "histories" / f"{name}.json", name.split("@")[0])
+                for name in histories}  # fmt: skip
         (out / "sdk_view.json").write_text(json.dumps(view, indent=2, sort_keys=True) + "\n")
     finally:
         server.terminate()
@@ -337,7 +362,8 @@ def sdk_view(path: Path, workflow_id: str) -> dict[str, Any]:
     return {"events": len(history.events), "activities": acts, "signals": signals,
             "closed": [c for c in closes if c in ("COMPLETED", "FAILED", "TIMED_OUT",
                                                   "TERMINATED", "CANCELED", "CONTINUED_AS_NEW")],
-            "run_id": started.get("originalExecutionRunId"),
+            "run_id": started.get("originalExecutionRunId"), "workflow_id": workflow_id,
+            "continued_from": started.get("continuedExecutionRunId"),
             "workflow_type": started["workflowType"]["name"],
             "sdk_versions": sorted(sdks), "build_ids": sorted(builds)}  # fmt: skip
 

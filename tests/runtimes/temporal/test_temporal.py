@@ -32,7 +32,8 @@ COVERED = {"order-ok": "completed", "flaky-card": "completed", "payment-declined
            "approval-granted": "completed", "parent-order": "completed",
            "parent-order-child": "completed", "export-in-flight": "in_progress",
            "approval-by-update": "completed", "order-cancelled": "failed",
-           "signal-mid-task": "completed"}  # fmt: skip
+           "signal-mid-task": "completed", "batch-export": "completed",
+           "batch-export@continued": "completed"}  # fmt: skip
 """The status each generated workflow must have: one of each Temporal can express."""
 EFFECT = {"COMPLETED": "committed", "FAILED": "failed", "TIMED_OUT": "unknown",
           "SCHEDULED": "pending", "STARTED": "pending"}  # fmt: skip
@@ -65,16 +66,19 @@ def check_against_view(store: Path, view: dict[str, Any]) -> None:
     assert {wid: sdk_says(v) for wid, v in view.items()} == COVERED
     with Store.open(store, read_only=True) as st:
         runs = {r.run_id: r for r in st.run_records()}
-        assert set(runs) == {f"{wid}/{v['run_id']}" for wid, v in view.items()}
+        # a workflow that continued as new is one history per run (``<id>@continued``)
+        assert set(runs) == {f"{v.get('workflow_id', w)}/{v['run_id']}" for w, v in view.items()}
         for wid, v in view.items():
-            run = runs[f"{wid}/{v['run_id']}"]
+            run = runs[f"{v.get('workflow_id', wid)}/{v['run_id']}"]
             assert run.status == status_now(sdk_says(v), run), wid
             assert run.agent == v["workflow_type"]
             cps = st.checkpoints(run.run_id)
             assert [c.step_index for c in cps] == list(range(1, v["events"] + 1))
             assert run.budgets.steps_spent == v["events"]
             effects = {e.idempotency_key: e for e in st.effects(run.run_id)}
-            want = {f"{wid}/{aid}": (a["type"], EFFECT[a["state"]])
+            # keyed by the run's id and the activity's, as Temporal recommends: a workflow id
+            # is not unique once it continued as new (both batch-export runs have activity 1)
+            want = {f"{v['run_id']}/{aid}": (a["type"], EFFECT[a["state"]])
                     for aid, a in v["activities"].items()}  # fmt: skip
             assert {k: (e.tool, e.status) for k, e in effects.items()} == want, wid
             head = cps[-1]
@@ -130,16 +134,17 @@ def test_timed_out_activity_is_unknown_and_the_audit_says_check_not_repeat(
     imported: Path,
 ) -> None:
     run = _run(imported, "refund-timeout")
+    key = f"{run.split('/', 1)[1]}/1"  # the run id and the activity id
     with debugger.open(imported) as s:
         (effect,) = s.effects(run)
         assert (effect.tool, effect.status, effect.idempotency_key) == (
             "issue_refund",
             "unknown",
-            "refund-timeout/1",
+            key,
         )
     audit = stepscope_json("audit", run, "--store", str(imported))
     assert audit["verdict"] == "resumable_after_checks"
-    assert any("refund-timeout/1" in r and "unknown" in r for r in audit["reasons"])
+    assert any(key in r and "unknown" in r for r in audit["reasons"])
     # the failure is the timeout: resolving its key is the fix, not "fix the cause first"
     assert not any("fix the cause" in r for r in audit["reasons"])
     rules = {f["rule_id"]: f["severity"] for f in audit["findings"]}
@@ -153,11 +158,12 @@ def test_waiting_and_in_flight_workflows(imported: Path) -> None:
     assert "waiting for a signal" in runs["approval-waiting"]["status_reason"]
     assert "export_report" in runs["export-in-flight"]["status_reason"]  # also once stale
     with debugger.open(imported) as s:
-        (p,) = s.checkpoint(_run(imported, "export-in-flight")).pending_effects
+        in_flight = _run(imported, "export-in-flight")
+        (p,) = s.checkpoint(in_flight).pending_effects
         assert (p["tool"], p["status"], p["idempotency_key"]) == (
             "export_report",
             "pending",
-            "export-in-flight/1",
+            f"{in_flight.split('/', 1)[1]}/1",
         )
         granted = s.checkpoint(_run(imported, "approval-granted")).working_state
         assert granted["signals"][0]["input"] == {"approved": True, "by": "ops@example.com"}
@@ -271,3 +277,22 @@ def test_the_import_page_takes_an_uploaded_history(tmp_path: Path) -> None:
     data = (DATA / "histories" / "refund-timeout.json").read_bytes()
     result = import_upload(str(tmp_path / "s.duckdb"), "refund-timeout.json", data)
     assert result.report.flavour == "temporal" and result.report.runs_touched == 1
+
+
+def test_a_workflow_that_continued_as_new_is_a_run_per_execution(imported: Path) -> None:
+    """``batch-export`` ran twice under one workflow id: each run is its own, linked both
+    ways, and their activities (both activity 1) have different keys."""
+    view = _view(DATA)
+    first, then = view["batch-export"], view["batch-export@continued"]
+    assert (first["closed"], then["continued_from"]) == (["CONTINUED_AS_NEW"], first["run_id"])
+    with debugger.open(imported) as s:
+        old = s.run(f"batch-export/{first['run_id']}")
+        new = s.run(f"batch-export/{then['run_id']}")
+        assert old.status == new.status == "completed"
+        assert old.status_reason == "the workflow continued as a new run"
+        went = s.checkpoint(old.run_id).working_state["workflow"]
+        came = s.checkpoint(new.run_id).working_state["workflow"]
+    assert (went["continued_as"], came["continued_from"]) == (then["run_id"], first["run_id"])
+    with debugger.open(imported) as s:
+        keys = [e.idempotency_key for r in (old, new) for e in s.effects(r.run_id)]
+    assert keys == [f"{first['run_id']}/1", f"{then['run_id']}/1"]
