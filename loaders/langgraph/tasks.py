@@ -357,7 +357,7 @@ def _distinct(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for i in interrupts:
         key = i.get("id")
-        if key is None or key not in seen:
+        if key is None or str(key) not in seen:
             out.append(i)
         if key is not None:
             seen.add(str(key))
