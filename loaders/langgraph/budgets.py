@@ -50,12 +50,22 @@ class Spend:
         self._ai: dict[str, AiTokens] = {}
         self.total: dict[str, int] = {}
 
-    def add(self, checkpoint_id: str, parent_id: str | None, ai: AiTokens) -> AiTokens:
-        """Record a checkpoint; returns the AI messages it adds to its lineage."""
+    def add(
+        self, checkpoint_id: str, parent_id: str | None, ai: AiTokens, carried: bool = False
+    ) -> AiTokens:
+        """Record a checkpoint; returns the AI messages it adds to its lineage.
+
+        ``carried``: the AI messages the checkpoint adds were spent elsewhere (a subgraph's
+        input holds the messages of the graph that called it): its count is its parent's,
+        and its children count only what comes after.
+        """
         base = self.total.get(parent_id, 0) if parent_id else 0
         before = self._ai.get(parent_id) if parent_id else {}
-        if before is None:  # parent forgotten (or never seen): no diff possible
-            new: AiTokens = {}
+        new: AiTokens
+        if carried:
+            new, total = {}, base
+        elif before is None:  # parent forgotten (or never seen): no diff possible
+            new = {}
             total = max(base, sum(ai.values()))
         else:
             new = {k: ai[k] for k in ai.keys() - before.keys()} if before else dict(ai)

@@ -276,6 +276,8 @@ class _Walk:
         self.thread: str | None = None
         self._ns = ""
         self.rollup = ThreadRollup()
+        self._inputs: set[str] = set()
+        """The thread's subgraph input checkpoints (a namespace's first)."""
         self._done: dict[str, set[str]] = {}
         """Per namespace of the thread, the ids of the tasks that wrote output (the walk
         reads a namespace before those nested in it)."""
@@ -384,6 +386,7 @@ class _Walk:
             out = self.rollup.release()
             self.thread, self.rollup = ck.thread_id, ThreadRollup()
             self._done.clear()
+            self._inputs.clear()
         elif ck.checkpoint_ns != self._ns:
             self._end_run()
             self._end_tapes(ck.checkpoint_ns)
@@ -539,7 +542,12 @@ class _Walk:
         returned = self._returned(decoded, scan.messages) if not ck.has_child else []
         messages = scan.messages + returned if returned else scan.messages
         ai, model = ai_tokens(messages)
-        new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai)
+        # a subgraph's input (its first checkpoint, and the one its __start__ step wrote the
+        # input into) holds the AI messages of the graph that called it: not its own spend
+        carried = bool(ck.checkpoint_ns) and (not ck.parent_id or ck.parent_id in self._inputs)
+        if ck.checkpoint_ns and not ck.parent_id:
+            self._inputs.add(ck.checkpoint_id)
+        new_ai = self.spend.add(ck.checkpoint_id, ck.parent_id, ai, carried)
         self.tape.observe(messages, scan.new + returned, step if step is not None else 0)
         if decoded:
             self.tape.note_writes(decoded, data, scan.messages)

@@ -47,9 +47,16 @@ def test_the_agent_that_handed_over_completed(written: Written) -> None:
     assert not [f for f in report.findings if f.severity == "error"]
 
 
-def test_the_whole_thread_completed_once_per_token(written: Written) -> None:
+def test_each_agent_counts_the_tokens_it_spent(written: Written) -> None:
+    """The refunds agent's input holds the triage agent's answer (the handoff passes the
+    conversation on): that is triage's spend, not its own; the thread counts each once."""
     with Store.open(written.store_path, read_only=True) as store:
         root = store.run("handoff")
+        triage = store.run(_agent_run(written, "triage"))
         refunds = store.run(_agent_run(written, "refunds"))
+        [_, given, *_] = store.checkpoints(refunds.run_id)  # the input, and it applied
     assert root.status == refunds.status == "completed"
+    assert "triage-ai-0" in [m["id"] for m in given.working_state["messages"]]
+    assert given.budgets.tokens_spent == 0
+    assert (triage.budgets.tokens_spent, refunds.budgets.tokens_spent) == (50, 60 + 70)
     assert root.budgets.tokens_spent == 50 + 60 + 70
