@@ -68,6 +68,7 @@ from loaders.langgraph.tape import Tape, enclosing
 from loaders.langgraph.task_ids import with_task_paths
 from loaders.langgraph.tasks import (
     SENDS,
+    agent_of,
     call_errors,
     finished_tasks,
     handed_up,
@@ -569,6 +570,8 @@ class _Walk:
               "langgraph": {"saver": self.saver, "thread_id": ck.thread_id,
                             "checkpoint_ns": ck.checkpoint_ns, "v": data.get("v"),
                             **({"functional": True} if functional else {})}}  # fmt: skip
+        if "agent" not in md and (agent := agent_of(data, ck.checkpoint_ns, functional, ran)):
+            md["agent"] = agent
         if bad:
             md["undecodable_writes"] = bad
         if not ck.has_child and (writes := pending_writes(decoded)):

@@ -265,6 +265,18 @@ def parent_task(ns: str) -> tuple[str, str]:
     return parent, own.partition(":")[2]
 
 
+def agent_of(data: dict[str, Any], ns: str, functional: bool, ran: Collection[str]) -> str | None:
+    """The run's agent, where the checkpoint names one: a subgraph's is the node that runs
+    it (``triage`` for ``triage:<task id>``: in a multi-agent graph, the agent), an
+    entrypoint's is the function it is named after; a graph's root names none."""
+    if ns:
+        return ns.rpartition("|")[2].partition(":")[0] or None
+    if functional:
+        nodes = start_nodes(data, [n for n in ran if n != START])
+        return nodes[0] if nodes != [START] else None
+    return None
+
+
 def handed_up(nexts: list[str], step: int | None) -> dict[str, Any]:
     """The status of a subgraph's head whose due nodes ran with no write here while the
     parent's task that ran the subgraph finished: they handed their result to the parent

@@ -43,8 +43,12 @@ def test_the_state_is_what_the_entrypoint_returned(written: Written) -> None:
     assert internal["__end__"] == {"__type__": "stepscope.same_as", "of": "working_state"}
     assert [m["id"] for m in internal["__previous__"]] == [
         "c-human-0", "c-ai-0", "c-human-1", "c-ai-1", "c-human-2", "c-ai-2"]  # fmt: skip
-    # the entrypoint's node is named after its function: the input starts it
+    # the entrypoint's node is named after its function: the input starts it, and it is
+    # the run's agent
     assert [c.metadata["next"] for c in agent] == [["agent"], []]
+    with Store.open(written.store_path, read_only=True) as store:
+        assert [store.run(r).agent for r in ("func-agent", "func-chat", "func-text")] == [
+            "agent", "chat", "upper"]  # fmt: skip
     assert [c.metadata["next"] for c in chat] == [["chat"], [], ["chat"], [], ["chat"], []]
 
 

@@ -59,4 +59,6 @@ def test_each_agent_counts_the_tokens_it_spent(written: Written) -> None:
     assert "triage-ai-0" in [m["id"] for m in given.working_state["messages"]]
     assert given.budgets.tokens_spent == 0
     assert (triage.budgets.tokens_spent, refunds.budgets.tokens_spent) == (50, 60 + 70)
+    # each agent's run is named after its node (the graph's root names none)
+    assert (root.agent, triage.agent, refunds.agent) == (None, "triage", "refunds")
     assert root.budgets.tokens_spent == 50 + 60 + 70
