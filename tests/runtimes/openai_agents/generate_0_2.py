@@ -8,8 +8,9 @@ for each (``expected.json``). Run with a Python that has openai-agents 0.2::
 
     /work/venvs/oa02/bin/python tests/runtimes/openai_agents/generate_0_2.py OUT_DIR
 
-The model implements the SDK's own ``Model`` interface and answers from its script; nothing
-touches the network.
+The model implements the SDK's own ``Model`` interface (``get_response``, and
+``stream_response`` as one completed event) and answers from its script; nothing touches the
+network.
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from agents import Agent, ModelResponse, Runner, SQLiteSession, Usage
 from agents.models.interface import Model
 from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
+    ResponseUsage,
 )
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from tests.runtimes.openai_agents.fixture_tools import (
     REFUND,
@@ -54,8 +59,24 @@ class Scripted(Model):
             raise step
         return step
 
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError("the fixtures do not stream")
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The same step as one ``response.completed`` event (what ``Runner.run_streamed``
+        reads its output and usage from)."""
+        step = await self.get_response(*args, **kwargs)
+        u = step.usage
+        usage = ResponseUsage(
+            input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+            total_tokens=u.total_tokens,
+            input_tokens_details=InputTokensDetails(cached_tokens=0),
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+        )  # fmt: skip
+        response = Response(
+            id="scripted", created_at=0, model="scripted", object="response",
+            output=step.output, parallel_tool_calls=False, tool_choice="auto", tools=[],
+            usage=usage,
+        )  # fmt: skip
+        yield ResponseCompletedEvent(type="response.completed", response=response,
+                                     sequence_number=0)  # fmt: skip
 
 
 def usage(inp: int, out: int) -> Usage:
