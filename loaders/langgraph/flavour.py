@@ -518,8 +518,8 @@ class _Walk:
         decoded = with_task_paths(decoded, data, meta, ck.checkpoint_ns)
         ran = pulled_nodes(decoded)
         written = {w.channel for w, _ in decoded}
-        state = state_of(data, own, ran, written)
         functional = is_functional(data, ran, written)
+        state = state_of(data, own, functional)
         channels = {k: v for k, v in values.items() if is_internal(k) or k in own}
         sends = data.get("pending_sends")
         if SENDS not in channels and isinstance(sends, list) and sends:

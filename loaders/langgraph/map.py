@@ -153,20 +153,17 @@ def is_functional(
 
 
 def state_of(
-    data: dict[str, Any],
-    own: frozenset[str] = frozenset(),
-    ran: Collection[str] = (),
-    written: Collection[str] = (),
+    data: dict[str, Any], own: frozenset[str] = frozenset(), functional: bool | None = None
 ) -> Any:
     """The checkpoint's state as LangGraph's ``get_state().values`` shows it.
 
     A ``StateGraph``'s: its channels without LangGraph's internal ones (and, before
     LangGraph 0.3, without the channels named after nodes, ``own``). An ``@entrypoint``'s
-    (:func:`is_functional`): the value it returned (any JSON value, not only an object;
-    None before it first returned).
+    (``functional``, else :func:`is_functional` of the checkpoint alone): the value it
+    returned (any JSON value, not only an object; None before it first returned).
     """
     values = data.get("channel_values") or {}
-    if is_functional(data, ran, written):
+    if is_functional(data) if functional is None else functional:
         return values.get(END)
     return {k: v for k, v in values.items() if not is_internal(k) and k not in own}
 
