@@ -153,6 +153,7 @@ class Store:
         self.path = path
         self.read_only = read_only
         self._run_nums: dict[str, int] = {}  # run numbers never change once given
+        self._layout = reads.Layout()  # forgotten by this store's writes (see reads.Layout)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
@@ -216,6 +217,7 @@ class Store:
         finally:
             # a failed import must not leave this connection with the import's memory cap
             session.restore_settings()
+            self._layout = reads.Layout()
 
     def prune(self, rules: PruneRules, dry_run: bool = False) -> PruneReport:
         """Delete what the retention rules say, in one transaction (a dry run only counts).
@@ -230,6 +232,7 @@ class Store:
 
         if self.read_only and not dry_run:
             raise StoreError("the store is open read-only", "open it without read_only")
+        self._layout = reads.Layout()
         return prune.prune(self._con, rules, dry_run)
 
     # -- reads ----------------------------------------------------------------------------
@@ -269,7 +272,9 @@ class Store:
         self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
     ) -> Checkpoint:
         """One checkpoint by step (newest at that step), by id, or the head if neither."""
-        return reads.checkpoint(self._con, run_id, step, checkpoint_id, self._run_nums)
+        return reads.checkpoint(
+            self._con, run_id, step, checkpoint_id, self._run_nums, self._layout
+        )
 
     def checkpoint_text(
         self, run_id: str, step: int | None = None, checkpoint_id: str | None = None
@@ -280,7 +285,9 @@ class Store:
         beside it. For a caller that only compares states, which it can do on their texts
         (:func:`debugger.diff.text.diff_texts`), since parsing a large state is slow.
         """
-        row = reads.checkpoint_row(self._con, run_id, step, checkpoint_id, self._run_nums)
+        row = reads.checkpoint_row(
+            self._con, run_id, step, checkpoint_id, self._run_nums, self._layout
+        )
         text = row[6] if row[6] is not None else "null"
         return reads.checkpoint_from_row(row, parse_state=False), text
 

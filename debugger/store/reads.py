@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -213,8 +214,33 @@ def _newest(row: tuple[Any, ...]) -> tuple[bool, datetime, int]:
     return (created is not None, created or datetime.min, int(row[-1]))
 
 
-def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple[Any, ...] | None:
-    """The newest checkpoint row matching ``where``, its large state fetched if it has one.
+@dataclass
+class Layout:
+    """What a connection has learnt of where its store keeps states out of the row.
+
+    A hint, never a truth: a store can gain or lose large states after it was learnt (an
+    import or prune through the same :class:`~debugger.store.Store` forgets it), and a stale
+    hint costs a statement, never a wrong answer (:func:`_out_of_row` looks in the other
+    place when the first has nothing).
+    """
+
+    has_large: bool | None = None
+    """Whether ``large_states`` holds any row (None: not asked yet)."""
+
+
+def _has_large(con: duckdb.DuckDBPyConnection, layout: Layout | None) -> bool:
+    if layout is None:
+        return True
+    if layout.has_large is None:
+        row = con.execute("SELECT EXISTS (SELECT 1 FROM large_states)").fetchone()
+        layout.has_large = bool(row and row[0])
+    return layout.has_large
+
+
+def _one(
+    con: duckdb.DuckDBPyConnection, where: str, params: list[Any], layout: Layout | None = None
+) -> tuple[Any, ...] | None:
+    """The newest checkpoint row matching ``where``, its state fetched if it is out of the row.
 
     No ORDER BY ... LIMIT in SQL: DuckDB plans that as a Top-N over a sequential scan and
     skips the lookup_key index. A step has one checkpoint, or a few where the run forked, so
@@ -234,17 +260,31 @@ def _one(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> tuple
     row = max(rows, key=_newest)
     if row[6] is not None:
         return row[:-1]
-    key = int(row[-1])
-    # a state out of the row is whole in large_states or split; under LARGE_STATE_BYTES it
-    # can only be split, so that is looked up first
-    wanted = {key: row[7]}
-    text = split_texts(con, wanted).get(key) if int(row[8]) < LARGE_STATE_BYTES else None
-    if text is None:
-        large = con.execute(
-            "SELECT working_state FROM large_states WHERE ckpt_key = ?", [key]
-        ).fetchone()
-        text = large[0] if large else split_texts(con, wanted).get(key)
+    text = _out_of_row(con, int(row[-1]), row[7], int(row[8]), layout)
     return (*row[:6], text, *row[7:-1])
+
+
+def _out_of_row(
+    con: duckdb.DuckDBPyConnection, key: int, state_hash: str, nbytes: int, layout: Layout | None
+) -> str | None:
+    """A state kept out of its row: whole in ``large_states``, or split.
+
+    Under LARGE_STATE_BYTES it can only be split; from there it is looked for in
+    ``large_states`` first, unless the store holds none there (a message-heavy LangGraph
+    store: every state that large is split, and the probe was a sixth of a read's time).
+    """
+    wanted = {key: state_hash}
+    if nbytes < LARGE_STATE_BYTES or not _has_large(con, layout):
+        text = split_texts(con, wanted).get(key)
+        return text if text is not None else _large_state(con, key)
+    text = _large_state(con, key)
+    return text if text is not None else split_texts(con, wanted).get(key)
+
+
+def _large_state(con: duckdb.DuckDBPyConnection, key: int) -> str | None:
+    found = con.execute("SELECT working_state FROM large_states WHERE ckpt_key = ?", [key])
+    row = found.fetchone()
+    return row[0] if row else None
 
 
 def checkpoint_from_row(row: tuple[Any, ...], parse_state: bool = True) -> Checkpoint:
@@ -316,13 +356,16 @@ def checkpoint(
     step: int | None = None,
     checkpoint_id: str | None = None,
     known: dict[str, int] | None = None,
+    layout: Layout | None = None,
 ) -> Checkpoint:
     """One checkpoint: by id, by step (the newest written at that step), or the run's head.
 
     A lookup by step goes through ``lookup_key``, a single indexed BIGINT, so it is a point
-    read even in a store of millions of checkpoints. ``known`` is passed to :func:`run_num`.
+    read even in a store of millions of checkpoints. ``known`` is passed to :func:`run_num`,
+    ``layout`` (what the caller's connection learnt of the store, kept between reads) to
+    :func:`_one`.
     """
-    return checkpoint_from_row(checkpoint_row(con, run_id, step, checkpoint_id, known))
+    return checkpoint_from_row(checkpoint_row(con, run_id, step, checkpoint_id, known, layout))
 
 
 def checkpoint_row(
@@ -331,18 +374,19 @@ def checkpoint_row(
     step: int | None = None,
     checkpoint_id: str | None = None,
     known: dict[str, int] | None = None,
+    layout: Layout | None = None,
 ) -> tuple[Any, ...]:
     """The row of :func:`checkpoint`, its JSON documents still text (see
     :func:`checkpoint_from_row`)."""
     num = run_num(con, run_id, known)
     if checkpoint_id is not None:
-        row = _one(con, "c.run_id = ? AND c.checkpoint_id = ?", [run_id, checkpoint_id])
+        row = _one(con, "c.run_id = ? AND c.checkpoint_id = ?", [run_id, checkpoint_id], layout)
         what = f"checkpoint {checkpoint_id!r}"
     elif step is not None:
         row = None
         if -STEP_OFFSET <= step < STEP_OFFSET:  # no step outside 32 bits is ever stored
             key = num * RUN_SHIFT + step + STEP_OFFSET
-            row = _one(con, "c.lookup_key = ?", [key])
+            row = _one(con, "c.lookup_key = ?", [key], layout)
         what = f"step {step}"
     else:
         head = con.execute(
@@ -350,7 +394,7 @@ def checkpoint_row(
         ).fetchone()
         if head is None:
             raise NotFound(f"run {run_id!r} has no checkpoints", "import its source again")
-        return checkpoint_row(con, run_id, checkpoint_id=head[0], known=known)
+        return checkpoint_row(con, run_id, checkpoint_id=head[0], known=known, layout=layout)
     if row is None:
         raise NotFound(
             f"run {run_id!r} has no {what}",
