@@ -266,7 +266,7 @@ def _delete(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM split_states WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
     # a part goes when no state kept refers to it (also those a re-import left behind)
     con.execute(
-        "DELETE FROM state_parts WHERE part_hash NOT IN "
+        "DELETE FROM state_parts WHERE part_num NOT IN "
         "(SELECT DISTINCT unnest(refs) FROM split_states)"
     )
     con.execute("DELETE FROM checkpoint_rows WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")

@@ -6,6 +6,7 @@ write SQL of their own.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,107 +38,141 @@ state's text is NULL here and put together by :func:`with_split_states`."""
 _CKPT_FROM = "checkpoint_rows c LEFT JOIN large_states l ON l.ckpt_key = c.ckpt_key"
 
 PARTS_AT_ONCE = 1_000
-"""Parts fetched by one statement: a literal IN list of this many hashes is looked up in the
-index; a longer one becomes a scan."""
+"""Parts fetched by one statement through the ``part_num`` index (a literal IN list)."""
 
 PART_CACHE_CHARS = 32 * 1024 * 1024
 """Characters of parts kept in memory between reads (the oldest read go first)."""
 
-_part_cache: OrderedDict[int, str] = OrderedDict()
+PartKey = tuple[str | None, int]
+"""A part in memory: the store's file (its path) and the part's number there."""
+
+_part_cache: OrderedDict[PartKey, str] = OrderedDict()
 _part_cache_chars = 0
+_store_files: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, str | None] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _cached_parts(wanted: list[int]) -> tuple[dict[int, str], list[int]]:
-    """The parts among ``wanted`` read before, and the hashes still to fetch.
+def _store_file(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The path of the store ``con`` reads (asked once per connection)."""
+    if con not in _store_files:
+        row = con.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()
+        _store_files[con] = str(row[0]) if row and row[0] is not None else None
+    return _store_files[con]
 
-    A part's hash names its text for good (the store never keeps two texts under one
-    hash), so a part read from any store of this process can be reused: the neighbouring
-    checkpoints of a run, which the Timeline reads one after the other, share most of
-    their messages.
+
+def _cached_parts(file: str | None, wanted: list[int]) -> tuple[dict[int, str], list[int]]:
+    """The parts among ``wanted`` (numbers) read before, and the numbers still to fetch.
+
+    Parts read stay in memory across the store's connections: the app opens the store for
+    each page, and the neighbouring checkpoints of a run, which the Timeline reads one
+    after the other, share most of their messages. A file may be replaced by another store
+    under the same path, so a state put together from memory is checked against its hash
+    (:func:`split_texts`).
     """
     found = {}
     missing = []
-    for h in wanted:
-        text = _part_cache.get(h)
+    for n in wanted:
+        text = _part_cache.get((file, n))
         if text is None:
-            missing.append(h)
+            missing.append(n)
         else:
-            found[h] = text
-            _part_cache.move_to_end(h)
+            found[n] = text
+            _part_cache.move_to_end((file, n))
     return found, missing
 
 
-def _forget_parts(hashes: list[int]) -> None:
+def clear_part_cache() -> None:
+    """Forget every part read (a benchmark's cold read, a test's)."""
     global _part_cache_chars
-    for h in hashes:
-        text = _part_cache.pop(h, None)
+    _part_cache.clear()
+    _part_cache_chars = 0
+
+
+def _forget_parts(file: str | None, nums: list[int]) -> None:
+    global _part_cache_chars
+    for n in nums:
+        text = _part_cache.pop((file, n), None)
         if text is not None:
             _part_cache_chars -= len(text)
 
 
-def _remember_parts(parts: list[tuple[int, str]]) -> None:
+def _remember_parts(file: str | None, parts: dict[int, str]) -> None:
     global _part_cache_chars
-    for h, text in parts:
-        if h not in _part_cache:
-            _part_cache[h] = text
+    for n, text in parts.items():
+        if (file, n) not in _part_cache:
+            _part_cache[(file, n)] = text
             _part_cache_chars += len(text)
     while _part_cache_chars > PART_CACHE_CHARS and _part_cache:
         _, text = _part_cache.popitem(last=False)
         _part_cache_chars -= len(text)
 
 
-def _fetch_parts(con: duckdb.DuckDBPyConnection, hashes: list[int]) -> dict[int, str]:
-    """Parts by hash from ``state_parts``, remembered for the next reads.
+STRETCH_GAP = 8
+"""Parts whose numbers lie at most this far apart are read as one stretch of rows."""
 
-    ``hashes`` come in the order the state(s) reference them. The parts one state references
-    were mostly written together, in that order (a run's messages, as its import first met
-    them), so they usually fill one stretch of the table: :func:`_parts_by_range` reads that
-    stretch by ``rowid`` (a scan of one row group's slice), about half the time of looking
-    each hash up in the index. Whatever it did not find is looked up by hash.
+STRETCH_MIN_PARTS = 4
+"""A stretch of fewer parts than this is read through the index instead."""
 
-    The hashes are integers the store wrote, so they go into the statement as literals:
-    DuckDB looks a literal IN list up in the ``state_parts`` index, where a joined or
-    unnested list scans the table.
+STRETCHES_AT_ONCE = 8
+"""Stretches read by one statement (DuckDB prunes row groups by each range's bounds; past
+about ten ranges a statement slows more than another statement costs)."""
+
+
+def stretches(nums: list[int]) -> tuple[list[tuple[int, int]], list[int]]:
+    """Split part numbers into stretches of rows worth reading whole and the rest.
+
+    Parts are numbered in the order an import first met them, so the parts one state
+    refers to mostly have consecutive numbers (a run's messages, as its import met them):
+    a stretch reads them by range, which DuckDB answers from the row groups' bounds on
+    ``part_num`` (about half the time of looking each one up in the index). Parts shared
+    with runs imported long before lie elsewhere, one or a few together: those go through
+    the index.
+
+    Returns:
+        (the stretches as inclusive ``(first, last)`` numbers, the numbers outside them).
     """
-    parts = _parts_by_range(con, hashes) if len(hashes) >= RANGE_MIN_PARTS else {}
-    rest = [h for h in hashes if h not in parts] if parts else hashes
+    found: list[tuple[int, int]] = []
+    rest: list[int] = []
+    group: list[int] = []
+    for n in [*sorted(set(nums)), None]:
+        if n is not None and group and n - group[-1] <= STRETCH_GAP:
+            group.append(n)
+            continue
+        if len(group) >= STRETCH_MIN_PARTS:
+            found.append((group[0], group[-1]))
+        else:
+            rest.extend(group)
+        group = [n] if n is not None else []
+    return found, rest
+
+
+def _fetch_parts(con: duckdb.DuckDBPyConnection, nums: list[int]) -> dict[int, str]:
+    """Parts by number from ``state_parts``: each stretch by range, the rest through the
+    ``part_num`` index (:func:`stretches`).
+
+    The numbers are integers the store wrote, so they go into the statement as literals:
+    DuckDB prunes row groups by a literal range and looks a literal IN list up in the
+    index, where a joined or unnested list scans the table.
+    """
+    ranges, rest = stretches(nums)
+    wanted = set(nums)
+    parts: dict[int, str] = {}
+    for i in range(0, len(ranges), STRETCHES_AT_ONCE):
+        where = " OR ".join(
+            f"part_num BETWEEN {int(a)} AND {int(b)}" for a, b in ranges[i : i + STRETCHES_AT_ONCE]
+        )
+        rows = con.execute(f"SELECT part_num, part FROM state_parts WHERE {where}").fetchall()
+        parts.update((int(n), text) for n, text in rows if n in wanted)
     for i in range(0, len(rest), PARTS_AT_ONCE):
-        chunk = ",".join(str(int(h)) for h in rest[i : i + PARTS_AT_ONCE])
-        fetched = con.execute(
-            f"SELECT part_hash, part FROM state_parts WHERE part_hash IN ({chunk})"
+        listed = ",".join(str(int(n)) for n in rest[i : i + PARTS_AT_ONCE])
+        rows = con.execute(
+            f"SELECT part_num, part FROM state_parts WHERE part_num IN ({listed})"
         ).fetchall()
-        parts.update(fetched)
-    _remember_parts(list(parts.items()))
+        parts.update((int(n), text) for n, text in rows)
     return parts
-
-
-RANGE_MIN_PARTS = 16
-"""Fewer parts than this are looked up by hash only (finding the stretch costs two lookups)."""
-
-RANGE_SLACK = 2
-"""The stretch is read only if it holds at most this many rows per part wanted."""
-
-
-def _parts_by_range(con: duckdb.DuckDBPyConnection, hashes: list[int]) -> dict[int, str]:
-    """The parts among ``hashes`` found in the rows between the first's and the last's.
-
-    The two ends are looked up by hash; the rows between them are read by ``rowid`` and
-    kept if their hash is wanted (a hash names one text in the store, so any row holding
-    it is the part). Empty when the stretch is much longer than the parts wanted (parts
-    shared with runs imported long before): the caller looks them up by hash.
-    """
-    ends = con.execute(
-        "SELECT min(rowid), max(rowid) FROM state_parts "
-        f"WHERE part_hash IN ({int(hashes[0])},{int(hashes[-1])})"
-    ).fetchone()
-    if ends is None or ends[0] is None or ends[1] - ends[0] + 1 > RANGE_SLACK * len(hashes):
-        return {}
-    wanted = set(hashes)
-    rows = con.execute(
-        f"SELECT part_hash, part FROM state_parts WHERE rowid BETWEEN {int(ends[0])} AND "
-        f"{int(ends[1])}"
-    ).fetchall()
-    return {h: text for h, text in rows if h in wanted}
 
 
 def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]) -> dict[int, str]:
@@ -145,9 +180,8 @@ def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]
     rebuilt from their parts; keys of states that are not split are left out.
 
     A state rebuilt with parts from memory is checked against its state hash (XXH3-128 of
-    the text, ~10 us for 100 KB): the memory is shared by every store the process opens,
-    and two stores could, however unlikely, hold different texts under one 64-bit hash. On
-    a mismatch its parts are read from this store again.
+    the text, ~10 us for 100 KB): memory is kept by file path, and another store may have
+    been written under the same path since. On a mismatch its parts are read again.
     """
     keys = list(wanted)
     if not keys:
@@ -164,17 +198,21 @@ def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]
         ).fetchall()
     if not found:
         return {}
-    # in the order the states reference them (see _fetch_parts)
-    parts, missing = _cached_parts(list(dict.fromkeys(h for *_, refs in found for h in refs)))
+    file = _store_file(con)
+    parts, missing = _cached_parts(file, list(dict.fromkeys(n for *_, refs in found for n in refs)))
     from_memory = bool(parts)
-    parts.update(_fetch_parts(con, missing))
+    fetched = _fetch_parts(con, missing)
+    _remember_parts(file, fetched)
+    parts.update(fetched)
     out = {}
     for key, skeleton, cuts, refs in found:
         text = join(skeleton, cuts, refs, parts)
         expected = wanted.get(int(key))
         if from_memory and expected is not None and _hash(text) != expected:
-            _forget_parts(refs)
-            text = join(skeleton, cuts, refs, _fetch_parts(con, list(dict.fromkeys(refs))))
+            _forget_parts(file, refs)
+            again = _fetch_parts(con, list(dict.fromkeys(refs)))
+            _remember_parts(file, again)
+            text = join(skeleton, cuts, refs, again)
         out[int(key)] = text
     return out
 

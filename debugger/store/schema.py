@@ -26,6 +26,7 @@ Physical layout, and why:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -277,7 +278,7 @@ _V4_PARTS = (
     "CREATE INDEX state_part_hash ON state_parts (part_hash)",
 )
 
-SPLIT_TEXTS = """
+_SPLIT_TEXTS = """
     SELECT s.ckpt_key,
            string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
                       ORDER BY u.i) AS text
@@ -285,15 +286,18 @@ SPLIT_TEXTS = """
          LATERAL (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
                          coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
                   FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
-    LEFT JOIN state_parts p ON p.part_hash = u.ref
+    LEFT JOIN state_parts p ON p.{part_key} = u.ref
     GROUP BY s.ckpt_key"""
+
+SPLIT_TEXTS = _SPLIT_TEXTS.format(part_key="part_num")
 """Every split state's text in SQL: the skeleton's pieces with the parts between them
 (offsets count characters, as ``substring`` and Python do). The Python read
 (:func:`debugger.store.reads.split_texts`) joins them the same way, for the states it needs.
 DuckDB computes this for every split state of the store whenever a query reads
-``working_state`` from the view (it pushes no filter into it): docs/store.md says so."""
+``working_state`` from the view (it pushes no filter into it): docs/store.md says so.
+Before version 5 a state referred to its parts by hash (``part_key`` ``part_hash``)."""
 
-_V4_VIEW = f"""
+_VIEW = """
     CREATE VIEW checkpoints AS
     SELECT c.run_id, c.checkpoint_id, c.parent_id, c.step_index, c.schema_version,
            c.created_at,
@@ -303,7 +307,10 @@ _V4_VIEW = f"""
            CAST(c.tool_versions AS JSON) AS tool_versions, CAST(c.metadata AS JSON) AS metadata,
            c.source_id
     FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)
-    LEFT JOIN ({SPLIT_TEXTS}) r USING (ckpt_key)"""
+    LEFT JOIN ({split_texts}) r USING (ckpt_key)"""
+
+_V4_VIEW = _VIEW.format(split_texts=_SPLIT_TEXTS.format(part_key="part_hash"))
+_V5_VIEW = _VIEW.format(split_texts=SPLIT_TEXTS)
 
 MIGRATION_RANGE = 500
 """Checkpoints whose states the migration to version 4 reads at a time (a bound on memory:
@@ -342,7 +349,7 @@ def _v4_states_split_and_compressed(con: duckdb.DuckDBPyConnection) -> None:
                     f"WHERE c.state_bytes >= {SPLIT_MIN_BYTES} AND c.ckpt_key BETWEEN ? AND ?",
                     [first, first + MIGRATION_RANGE - 1],
                 )
-        state_write.settle(con)
+        state_write.settle(con, numbered=False)  # by hash, as version 4 referred to parts
         con.execute("INSERT INTO split_states SELECT * FROM _split ORDER BY ckpt_key")
         con.execute("DELETE FROM large_states WHERE ckpt_key IN (SELECT ckpt_key FROM _split)")
         con.execute("DROP VIEW checkpoints")
@@ -364,6 +371,82 @@ def _v4_states_split_and_compressed(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("RESET memory_limit")
 
 
+_V5_PARTS = (
+    "CREATE TABLE split_states (ckpt_key BIGINT, skeleton VARCHAR USING COMPRESSION dict_fsst, "
+    "cuts INTEGER[], refs BIGINT[])",
+    "CREATE TABLE state_parts (part_hash BIGINT, part VARCHAR USING COMPRESSION dict_fsst, "
+    "part_num BIGINT)",
+    "CREATE INDEX split_state_key ON split_states (ckpt_key)",
+    "CREATE INDEX state_part_hash ON state_parts (part_hash)",
+    "CREATE INDEX state_part_num ON state_parts (part_num)",
+)
+"""Version 5: ``refs`` are the parts' numbers (``part_num``, given in the order parts are
+first stored), no longer their hashes."""
+
+RENUMBER_RANGE = 50_000
+"""Split states whose references the migration to version 5 rewrites at a time (a bound on
+memory: message-heavy states refer to ~100 parts each)."""
+
+
+def _v5_parts_numbered(con: duckdb.DuckDBPyConnection) -> None:
+    """Number the parts in the order they were stored, and refer to them by number.
+
+    A split state referred to its parts by their 64-bit hash: random numbers, stored
+    uncompressed (on the 1M-checkpoint message-heavy store, 766 of its 1,770 MiB), and
+    found by two index lookups before the stretch of parts between them could be read. By
+    number, the references compress (a state's parts are mostly consecutive numbers) and
+    name the stretch themselves (docs/store.md). The hashes stay, for an import to find the
+    parts it already has.
+    """
+    con.execute("SET memory_limit = '512MB'")  # see _v3_state_hashes_xxh3
+    try:
+        con.execute("DROP VIEW checkpoints")
+        # both tables are copied into new ones, which then take the old names: DuckDB
+        # indexes no column updated in the same transaction, and (2.0.1) fails to bind a
+        # join on a table renamed while a new one holds its old name
+        con.execute("DROP INDEX state_part_hash")
+        con.execute("DROP INDEX split_state_key")
+        con.execute(_V5_PARTS[1].replace("state_parts", "state_parts_v5", 1))
+        # numbered in the order they were stored (an insert keeps its scan's order)
+        con.execute("INSERT INTO state_parts_v5 SELECT part_hash, part, rowid FROM state_parts")
+        con.execute("DROP TABLE state_parts")
+        con.execute("ALTER TABLE state_parts_v5 RENAME TO state_parts")
+        con.execute(_V5_PARTS[3])
+        con.execute(_V5_PARTS[4])
+        con.execute(_V5_PARTS[0].replace("split_states", "split_states_v5", 1))
+        bounds = con.execute("SELECT min(ckpt_key), max(ckpt_key) FROM split_states").fetchone()
+        if bounds and bounds[0] is not None:
+            for first in range(int(bounds[0]), int(bounds[1]) + 1, RENUMBER_RANGE):
+                con.execute(
+                    """
+                    INSERT INTO split_states_v5
+                    SELECT s.ckpt_key, s.skeleton, s.cuts, n.refs
+                    FROM split_states s JOIN (
+                        SELECT u.ckpt_key, list(p.part_num ORDER BY u.i) AS refs
+                        FROM (SELECT ckpt_key, unnest(refs) AS part_hash,
+                                     generate_subscripts(refs, 1) AS i
+                              FROM split_states WHERE ckpt_key BETWEEN $1 AND $2) u
+                        JOIN state_parts p ON p.part_hash = u.part_hash
+                        GROUP BY u.ckpt_key) n ON n.ckpt_key = s.ckpt_key
+                    WHERE s.ckpt_key BETWEEN $1 AND $2 AND len(n.refs) = len(s.refs)
+                    ORDER BY s.ckpt_key""",
+                    [first, first + RENUMBER_RANGE - 1],
+                )
+        missing = con.execute(
+            "SELECT (SELECT count(*) FROM split_states) - (SELECT count(*) FROM split_states_v5)"
+        ).fetchone()
+        if missing and missing[0]:
+            # a state referring to a part the store lost: nothing could rebuild it before
+            raise RuntimeError(f"{missing[0]} split states refer to parts the store does not hold")
+        con.execute("DROP TABLE split_states")
+        con.execute("ALTER TABLE split_states_v5 RENAME TO split_states")
+        con.execute(_V5_PARTS[2])
+        con.execute(_V5_VIEW)
+    finally:
+        with contextlib.suppress(duckdb.Error):  # a failed step's transaction refuses it
+            con.execute("RESET memory_limit")
+
+
 MIGRATIONS: list[StoreMigration] = [
     StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
     StoreMigration(2, "checkpoint documents stored as validated text", _v2_documents_as_text),
@@ -373,6 +456,7 @@ MIGRATIONS: list[StoreMigration] = [
         "large states split into shared parts, small ones compressed",
         _v4_states_split_and_compressed,
     ),
+    StoreMigration(5, "split states refer to their parts by number", _v5_parts_numbered),
 ]
 """Append-only. Never edit a released step; add the next one."""
 
@@ -400,10 +484,10 @@ def _create_current(con: duckdb.DuckDBPyConnection) -> None:
     the table version 1 made); ``tests/store/test_store_open.py`` checks that
     both ways give the same tables, indexes and views.
     """
-    _create_tables(con, _V4_ROWS, _V4_VIEW, _V4_PARTS)
+    _create_tables(con, _V4_ROWS, _V5_VIEW, _V5_PARTS)
 
 
-FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (4, _create_current)
+FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (5, _create_current)
 """How a new store is built at once, and the version that leaves it at. The migrations
 after that version run on it as on any store, so a new migration needs no change here."""
 

@@ -169,7 +169,7 @@ batches (an import's first thousands of checkpoints) take the scan (2,000 hashes
 4,000 parts: 1.2 against 11 ms)."""
 
 
-def settle(con: duckdb.DuckDBPyConnection) -> int:
+def settle(con: duckdb.DuckDBPyConnection, numbered: bool = True) -> int:
     """Store the new parts and drop states whose parts collide; returns the states split.
 
     The store's parts these new ones may repeat are looked up first, their hashes written
@@ -178,30 +178,40 @@ def settle(con: duckdb.DuckDBPyConnection) -> int:
     (on a store of a million message-heavy checkpoints, an import batch's settling took
     a median of 92 ms that way and 32 ms this way, 500 parts, load 6; adding to a large
     store slowed with its size).
+
+    New parts are numbered on from the store's highest ``part_num``, in the order the
+    batch first met them, and ``_split``'s references become those numbers (``numbered``;
+    the migration to version 4 keeps the hashes, which version 5 then numbers).
     """
     hashes = [
         int(r[0]) for r in con.execute("SELECT DISTINCT part_hash FROM _new_parts").fetchall()
     ]
-    con.execute("CREATE OR REPLACE TEMP TABLE _old_parts (part_hash BIGINT, part VARCHAR)")
+    num = ", part_num" if numbered else ""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _old_parts (part_hash BIGINT, part VARCHAR"
+        + (", part_num BIGINT)" if numbered else ")")
+    )
     row = con.execute("SELECT count(*) FROM state_parts").fetchone()
-    if row and row[0] < SCAN_ROWS_PER_HASH * len(hashes):
+    stored = int(row[0]) if row else 0
+    if stored < SCAN_ROWS_PER_HASH * len(hashes):
         # few parts stored: one scan of them costs less than binding a list of literals
         con.execute(
-            "INSERT INTO _old_parts SELECT part_hash, part FROM state_parts "
+            f"INSERT INTO _old_parts SELECT part_hash, part{num} FROM state_parts "
             "WHERE part_hash IN (SELECT part_hash FROM _new_parts)"
         )
         hashes = []
     for i in range(0, len(hashes), LOOKUP_AT_ONCE):
         listed = ",".join(str(h) for h in hashes[i : i + LOOKUP_AT_ONCE])
         con.execute(
-            "INSERT INTO _old_parts SELECT part_hash, part FROM state_parts "
+            f"INSERT INTO _old_parts SELECT part_hash, part{num} FROM state_parts "
             f"WHERE part_hash IN ({listed})"
         )
     bad = con.execute(
         """
         SELECT list(DISTINCT part_hash) FROM (
             SELECT part_hash FROM (
-                SELECT part_hash, part FROM _new_parts UNION SELECT part_hash, part FROM _old_parts
+                SELECT part_hash, part FROM _new_parts
+                UNION SELECT part_hash, part FROM _old_parts
             ) GROUP BY part_hash HAVING count(*) > 1
         )"""
     ).fetchone()
@@ -210,18 +220,56 @@ def settle(con: duckdb.DuckDBPyConnection) -> int:
         con.execute(
             "DELETE FROM _split WHERE list_has_any(refs, $bad::BIGINT[])", {"bad": colliding}
         )
-    con.execute(
-        """
-        INSERT INTO state_parts
-        SELECT part_hash, any_value(part) FROM _new_parts
+    new = """
+        SELECT part_hash, any_value(part) AS part, min(rowid) AS seen FROM _new_parts
         WHERE part_hash NOT IN (SELECT part_hash FROM _old_parts)
           AND NOT list_contains($bad::BIGINT[], part_hash)
-        GROUP BY part_hash ORDER BY min(rowid)""",
-        {"bad": colliding},
-    )
+        GROUP BY part_hash"""
+    if numbered:
+        _number(con, new, colliding, stored)
+    else:
+        con.execute(
+            f"INSERT INTO state_parts SELECT part_hash, part FROM ({new}) ORDER BY seen",
+            {"bad": colliding},
+        )
     con.execute("DROP TABLE _old_parts")
     row = con.execute("SELECT count(*) FROM _split").fetchone()
     return int(row[0]) if row else 0
+
+
+def _number(con: duckdb.DuckDBPyConnection, new: str, colliding: list[int], stored: int) -> None:
+    """Store the ``new`` parts numbered after the store's last, and put the parts' numbers
+    in ``_split`` in place of their hashes (``_old_parts`` has the stored parts' numbers)."""
+    row = con.execute("SELECT max(part_num) FROM state_parts").fetchone() if stored else None
+    first = int(row[0]) + 1 if row and row[0] is not None else 0
+    con.execute(
+        f"""
+        CREATE OR REPLACE TEMP TABLE _added AS
+        SELECT part_hash, part, {first} + row_number() OVER (ORDER BY seen) - 1 AS part_num
+        FROM ({new})""",
+        {"bad": colliding},
+    )
+    con.execute("INSERT INTO state_parts SELECT * FROM _added ORDER BY part_num")
+    # every part a state refers to is stored (new, or found): a missing one is an error,
+    # never a shorter list
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE _split_nums AS
+        SELECT s.ckpt_key, s.skeleton, s.cuts, n.refs
+        FROM _split s JOIN (
+            SELECT u.ckpt_key,
+                   list(coalesce(m.part_num, error('a split state refers to a part not stored'))
+                        ORDER BY u.i) AS refs
+            FROM (SELECT ckpt_key, unnest(refs) AS part_hash, generate_subscripts(refs, 1) AS i
+                  FROM _split) u
+            LEFT JOIN (SELECT part_hash, part_num FROM _old_parts
+                       UNION ALL SELECT part_hash, part_num FROM _added) m
+                   ON m.part_hash = u.part_hash
+            GROUP BY u.ckpt_key) n ON n.ckpt_key = s.ckpt_key"""
+    )
+    con.execute("DROP TABLE _split")
+    con.execute("ALTER TABLE _split_nums RENAME TO _split")
+    con.execute("DROP TABLE _added")
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:

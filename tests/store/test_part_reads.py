@@ -1,10 +1,11 @@
-"""A split state's parts are read by stretch of rows where they lie together, by hash where
-not, and the state comes back exactly either way (``debugger.store.reads``)."""
+"""A split state's parts are read by stretch of part numbers where they lie together, through
+the index where not, and the state comes back exactly either way (``debugger.store.reads``)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -44,15 +45,41 @@ def _texts(path: Path) -> dict[tuple[str, int], str]:
 
 
 def _refs(store: Store, run_id: str, step: int) -> list[int]:
-    [(refs,)] = store.sql(
-        "SELECT s.refs FROM split_states s JOIN checkpoint_rows c USING (ckpt_key) "
-        "WHERE c.run_id = ? AND c.step_index = ?",
-        [run_id, step],
-    )
+    with store:
+        [(refs,)] = store.sql(
+            "SELECT s.refs FROM split_states s JOIN checkpoint_rows c USING (ckpt_key) "
+            "WHERE c.run_id = ? AND c.step_index = ?",
+            [run_id, step],
+        )
     return list(dict.fromkeys(refs))
 
 
-def test_parts_together_are_read_by_stretch_and_scattered_ones_by_hash(tmp_path: Path) -> None:
+class _Counting:
+    """The store's connection, noting the statements that read parts."""
+
+    def __init__(self, con: Any) -> None:
+        self.con = con
+        self.reads: list[str] = []
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if "FROM state_parts" in sql:
+            self.reads.append("stretch" if "BETWEEN" in sql else "index")
+        return self.con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+
+def test_stretches_of_part_numbers() -> None:
+    assert reads.stretches(list(range(10, 50))) == ([(10, 49)], [])
+    # gaps up to STRETCH_GAP stay in one stretch; a few parts far away go by index
+    nums = [*range(100, 130, 3), 5, 900, 901, *range(400, 380, -1)]
+    found, rest = reads.stretches(nums)
+    assert found == [(100, 127), (381, 400)] and rest == [5, 900, 901]
+    assert reads.stretches([]) == ([], [])
+
+
+def test_parts_together_are_read_by_stretch_and_scattered_ones_by_index(tmp_path: Path) -> None:
     old = _source(tmp_path / "a.sqlite", {"old": [_msgs("a", list(range(40)))] * 2})
     new = _source(
         tmp_path / "b.sqlite",
@@ -61,30 +88,40 @@ def test_parts_together_are_read_by_stretch_and_scattered_ones_by_hash(tmp_path:
             "shared": [_msgs("a", list(range(30))) + _msgs("b", list(range(30)))] * 2,
             # its own messages, referenced in the reverse of the order they were written
             "reversed": [_msgs("c", list(range(40))), _msgs("c", list(range(39, -1, -1)))],
+            # every 25th of the filler's messages: scattered over the table
+            "scattered": [_msgs("f", list(range(0, 400, 25)))],
         },
     )
     path = tmp_path / "s.duckdb"
+    fill = {"fill": [_msgs("f", list(range(400)))]}
     with Store.open(path) as store:
         import_source(store, str(old))
         # other runs' parts, written between the old run's and the new ones
-        fill = {"fill": [_msgs("f", list(range(400)))]}
         import_source(store, str(_source(tmp_path / "f.sqlite", fill)))
         import_source(store, str(new))
-        con = store._con
-        # the old run's parts lie together: all found in one stretch
-        refs = _refs(store, "old", 1)
-        assert len(reads._parts_by_range(con, refs)) == len(refs) == 40
-        # shared with a run imported before, 400 rows between: not read by stretch
-        assert reads._parts_by_range(con, _refs(store, "shared", 0)) == {}
-        refs = _refs(store, "reversed", 1)
-        assert len(reads._parts_by_range(con, refs)) == len(refs) == 40
-        store.sql("CHECKPOINT")
-        want = {**_texts(old), **_texts(new)}
+    want = {**_texts(old), **_texts(new)}
+    expected = {
+        ("old", 1): ["stretch"],
+        ("shared", 0): ["stretch"],  # two stretches, one statement
+        ("reversed", 1): ["stretch"],
+        ("scattered", 0): ["index"],
+    }
+    for (run_id, step), kinds in expected.items():
+        found, rest = reads.stretches(_refs(Store.open(path, read_only=True), run_id, step))
+        reads.clear_part_cache()
+        with Store.open(path, read_only=True) as store:
+            counting = _Counting(store._con)
+            store._con = counting  # type: ignore[assignment]
+            assert store.checkpoint_text(run_id, step)[1] == want[(run_id, step)]
+            assert counting.reads == kinds, (run_id, step, found, rest)
+            store._con = counting.con
+    with Store.open(path, read_only=True) as store:
         for (run_id, step), text in want.items():
-            reads._forget_parts(list(reads._part_cache))
+            reads.clear_part_cache()
             assert store.checkpoint_text(run_id, step)[1] == text, (run_id, step)
             assert store.checkpoint(run_id, step).working_state == json.loads(text)
         # several states at once, parts from memory and from the store mixed
-        reads._forget_parts(list(reads._part_cache)[::2])
+        for key in list(reads._part_cache)[::2]:
+            reads._forget_parts(key[0], [key[1]])
         got = [c.working_state for c in store.checkpoints("reversed")]
         assert got == [json.loads(want[("reversed", s)]) for s in (0, 1)]

@@ -208,14 +208,14 @@ def test_a_part_colliding_with_a_stored_one_leaves_the_state_whole(
 
 
 def test_a_wrong_part_in_memory_is_caught_by_the_state_hash(tmp_path: Path) -> None:
-    """Parts read once stay in memory for every store of the process; if one held another
-    text under the same hash (another store's), the state hash tells, and the part is read
-    from this store again."""
+    """Parts read once stay in memory, by the store's file and their number; if one held
+    another text (a store written under the same path since), the state hash tells, and
+    the part is read from this store again."""
     from debugger.store import reads
 
     text = _hostile()["messages"]
     src = write_native_sqlite(tmp_path / "m.sqlite", _rows({"m": text}))
-    reads._forget_parts(list(reads._part_cache))  # what other tests of this process read
+    reads.clear_part_cache()  # what other tests of this process read
     with Store.open(tmp_path / "s.duckdb") as store:
         import_source(store, str(src))
         assert store.checkpoint_text("run-m", 0)[1] == text  # its parts are in memory now
@@ -228,3 +228,22 @@ def test_a_wrong_part_in_memory_is_caught_by_the_state_hash(tmp_path: Path) -> N
         assert store.checkpoint_text("run-m", 1)[1] == text
         assert dumps(store.checkpoints("run-m")[0].working_state) == dumps(loads(text))
         assert all("LOREM" not in p for p in reads._part_cache.values())
+
+
+def test_a_new_store_under_the_same_path_is_not_read_from_memory(tmp_path: Path) -> None:
+    """Two stores written one after the other at one path number their parts alike: the
+    second's states come back as its own, not with the first's parts kept in memory."""
+    path = tmp_path / "s.duckdb"
+    texts = {}
+    for word in ("first", "second"):
+        msgs = [{"id": i, "content": f"{word} {i} " + "lorem ipsum " * 30} for i in range(12)]
+        text = dumps({"messages": msgs})
+        src = write_native_sqlite(tmp_path / f"{word}.sqlite", _rows({"m": text}))
+        path.unlink(missing_ok=True)
+        with Store.open(path) as store:
+            import_source(store, str(src))
+        with Store.open(path, read_only=True) as store:
+            assert store.checkpoint_text("run-m", 0)[1] == text
+            [(nums,)] = store.sql("SELECT refs FROM split_states LIMIT 1")
+        texts[word] = (text, nums)
+    assert texts["first"][1] == texts["second"][1]  # the same numbers, other parts
