@@ -13,6 +13,7 @@ import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from benchmarks import synth
@@ -20,6 +21,7 @@ from debugger.audit.retention import retention_findings
 from debugger.settings import CONFIG
 from debugger.store import Store
 from debugger.store.prune import PruneRules, compact, parse_cutoff
+from debugger.store.schema import ROW_GROUP_SIZE
 from loaders import ImportOptions, import_source
 from tests.fixtures.native import (
     effect_rows,
@@ -202,6 +204,34 @@ def test_compact_alone_keeps_every_row(sample_native_store: Path, tmp_path: Path
     compact(str(store))
     assert _snapshot(store) == before
     assert not list(tmp_path.glob(".*compact*"))
+
+
+def test_compact_keeps_the_stores_row_groups_and_writes_each_once(tmp_path: Path) -> None:
+    """The copy is attached with the store's row group size (DuckDB keeps no record of it:
+    a plain copy merged every 8,192-row group into one of 122,880), and each table is
+    written once: two imports leave a short row group in the middle, which the copy merged
+    with the rows after it and wrote again, leaving the first write as free blocks."""
+    store = tmp_path / "s.duckdb"
+    for i, runs in enumerate((5, 5)):
+        source = tmp_path / f"{i}.sqlite"
+        synth.write(synth.Spec(runs=runs, steps=2_000, state_bytes=2048, seed=i), source, None)
+        with Store.open(store) as s:
+            import_source(s, str(source), ImportOptions())
+    before = _snapshot(store)
+    size, after = compact(str(store))
+    assert after <= size
+    assert _snapshot(store) == before
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        groups = con.execute(
+            "SELECT max(count) FROM (SELECT row_group_id, max(start + count) - min(start) AS count "
+            "FROM pragma_storage_info('checkpoint_rows') GROUP BY ALL)"
+        ).fetchone()
+        free = con.execute("SELECT free_blocks FROM pragma_database_size()").fetchone()
+    finally:
+        con.close()
+    assert groups is not None and groups[0] <= ROW_GROUP_SIZE
+    assert free == (0,)
 
 
 @pytest.mark.parametrize(
