@@ -8,10 +8,10 @@ the same way, in the caller's transaction:
    refs``),
    their parts to ``_new_parts``; it may be called several times (the migration reads the
    store's states a range at a time);
-2. :func:`settle` stores the parts the store does not hold yet, under their hash, and drops
-   from ``_split`` any state one of whose parts has the hash of another text (a 64-bit
-   collision, never seen: that state is then stored whole, so every state comes back
-   exactly).
+2. :func:`settle` stores the parts the store does not hold yet, under their hash and the
+   next numbers, drops from ``_split`` any state one of whose parts has the hash of another
+   text (a 64-bit collision, never seen: that state is then stored whole, so every state
+   comes back exactly), and puts the parts' numbers in ``_split`` in place of their hashes.
 
 The caller then writes ``_split``'s rows to ``split_states`` and leaves their
 ``working_state`` NULL; the other states are stored whole as before.
