@@ -45,8 +45,14 @@ import lg_heavy_gen  # noqa: E402
 import synth  # noqa: E402
 
 from debugger.store import Store  # noqa: E402
+from debugger.store.prune import compact  # noqa: E402
 from debugger.store.run_reads import runs_now  # noqa: E402
-from debugger.store.schema import RUN_SHIFT, STEP_OFFSET  # noqa: E402
+from debugger.store.schema import (  # noqa: E402
+    CURRENT_VERSION,
+    RUN_SHIFT,
+    STEP_OFFSET,
+    applied_version,
+)
 from loaders import import_source  # noqa: E402
 
 LARGE_RUNS = 3
@@ -58,11 +64,32 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def migrated(store: Path) -> Path:
+    """``store``, migrated to this Stepscope's layout if an older one built it, and then
+    compacted: a migration leaves the blocks it freed in the file, which would count in the
+    store's size."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        version = applied_version(con)
+    finally:
+        con.close()
+    if version >= CURRENT_VERSION:
+        return store
+    t0 = time.perf_counter()
+    with Store.open(store):
+        pass
+    print(f"migrated {store.name} from store version {version} to {CURRENT_VERSION} in "
+          f"{time.perf_counter() - t0:.0f} s; compacting ...", file=sys.stderr)  # fmt: skip
+    before, after = compact(str(store))
+    print(f"compacted: {before / 2**20:,.0f} -> {after / 2**20:,.0f} MiB", file=sys.stderr)
+    return store
+
+
 def build(spec: synth.Spec, name: str, rebuild: bool) -> Path:
     """The store for ``spec``, imported by Stepscope from a synthetic Parquet dataset."""
     store = DATA / f"{name}.duckdb"
     if store.exists() and not rebuild:
-        return store
+        return migrated(store)
     parquet = DATA / f"{name}_parquet"
     print(f"generating {spec.total:,} checkpoints ...", file=sys.stderr)
     synth.write(spec, None, parquet)
@@ -235,7 +262,7 @@ def build_heavy(checkpoints: int, rebuild: bool, chunk_threads: int) -> tuple[in
     store = DATA / f"lgheavy{checkpoints}.duckdb"
     sidecar = Path(f"{store}.json")
     if not rebuild and store.exists() and sidecar.exists():
-        return int(json.loads(sidecar.read_text())["source_bytes"]), store
+        return int(json.loads(sidecar.read_text())["source_bytes"]), migrated(store)
     for p in (store, Path(f"{store}.wal"), sidecar):
         p.unlink(missing_ok=True)
     per_thread = 1 + 2 * lg_heavy_gen.ROUNDS
