@@ -300,6 +300,12 @@ def prune(con: duckdb.DuckDBPyConnection, rules: PruneRules, dry_run: bool) -> P
     return report if dry_run else PruneReport(**{**asdict(report), "dry_run": False})
 
 
+COMPACT_MEMORY_LIMIT = "1GB"
+"""DuckDB's memory while it compacts. Each table is held until its commit (see
+:func:`compact`): without a limit, the 1M-checkpoint message-heavy store (2.6 GB after its
+migration, 1.0 GB compacted) took 5.4 GB of memory; with it 1.2 GB, in 45 s instead of 23."""
+
+
 def compact(path: str) -> tuple[int, int]:
     """Rewrite the store at ``path`` into a new file and swap it in atomically.
 
@@ -320,8 +326,10 @@ def compact(path: str) -> tuple[int, int]:
             con.execute("SET enable_progress_bar = false")
             # each table written once, at its commit: written as it came, a table whose
             # source ended in short row groups had them merged and written again, leaving
-            # the first copy as free blocks (a 16 MB store copied to 25 MB)
+            # the first copy as free blocks (a 16 MB store copied to 25 MB); held until its
+            # commit, a table is spilled to disk past the limit
             con.execute("SET enable_optimistic_write = false")
+            con.execute(f"SET memory_limit = '{COMPACT_MEMORY_LIMIT}'")
             con.execute(f"ATTACH '{_quoted(store)}' AS old (READ_ONLY)")
             # the store's row groups, which DuckDB keeps no record of (docs/store.md)
             con.execute(f"ATTACH '{_quoted(fresh)}' AS fresh (ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
