@@ -12,6 +12,7 @@ import orjson
 from debugger.store import Store
 from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.store.statements import noted
 
 SPLIT = {"messages": [{"id": f"m{i}", "content": f"m{i} " + "word " * 80} for i in range(100)]}
 """~40 KB whose array elements of 256 characters or more are cut out: split."""
@@ -25,35 +26,16 @@ def _source(path: Path, run_id: str, state: dict[str, Any]) -> Path:
     return write_native_sqlite(path, [row])
 
 
-class _Counting:
-    """The store's connection, noting each statement that names ``large_states``."""
-
-    def __init__(self, con: Any) -> None:
-        self.con = con
-        self.large: list[str] = []
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if "large_states" in sql:
-            self.large.append(sql)
-        return self.con.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.con, name)
-
-
 def test_a_store_without_whole_large_states_is_not_asked_for_one(tmp_path: Path) -> None:
     path = tmp_path / "s.duckdb"
     with Store.open(path) as store:
         import_source(store, str(_source(tmp_path / "a.sqlite", "split", SPLIT)))
-    with Store.open(path, read_only=True) as store:
-        counting = _Counting(store._con)
-        store._con = counting  # type: ignore[assignment]
+    with Store.open(path, read_only=True) as store, noted(store) as statements:
         for _ in range(3):
             assert store.checkpoint("split", 0).working_state == SPLIT
-        # one question, whether it has any, then none
-        assert len(counting.large) == 1
-        assert "EXISTS" in counting.large[0]
-        store._con = counting.con
+    # one question, whether it has any, then none
+    large = [sql for sql in statements if "large_states" in sql]
+    assert len(large) == 1 and "EXISTS" in large[0]
 
 
 def test_what_a_store_learnt_of_its_layout_is_forgotten_by_its_writes(tmp_path: Path) -> None:

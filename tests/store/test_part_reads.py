@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from debugger.store import Store, reads
 from loaders import import_source
 from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.store.statements import noted
 
 MSG = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 6
 
@@ -54,22 +54,6 @@ def _refs(store: Store, run_id: str, step: int) -> list[int]:
     return list(dict.fromkeys(refs))
 
 
-class _Counting:
-    """The store's connection, noting the statements that read parts."""
-
-    def __init__(self, con: Any) -> None:
-        self.con = con
-        self.reads: list[str] = []
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        if "FROM state_parts" in sql:
-            self.reads.append("stretch" if "BETWEEN" in sql else "index")
-        return self.con.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.con, name)
-
-
 def test_stretches_of_part_numbers() -> None:
     assert reads.stretches(list(range(10, 50))) == ([(10, 49)], [])
     # gaps up to STRETCH_GAP stay in one stretch; a few parts far away go by index
@@ -109,12 +93,10 @@ def test_parts_together_are_read_by_stretch_and_scattered_ones_by_index(tmp_path
     for (run_id, step), kinds in expected.items():
         found, rest = reads.stretches(_refs(Store.open(path, read_only=True), run_id, step))
         reads.clear_part_cache()
-        with Store.open(path, read_only=True) as store:
-            counting = _Counting(store._con)
-            store._con = counting  # type: ignore[assignment]
+        with Store.open(path, read_only=True) as store, noted(store) as statements:
             assert store.checkpoint_text(run_id, step)[1] == want[(run_id, step)]
-            assert counting.reads == kinds, (run_id, step, found, rest)
-            store._con = counting.con
+        parts = ["stretch" if "BETWEEN" in q else "index" for q in statements if "state_parts" in q]
+        assert parts == kinds, (run_id, step, found, rest)
     with Store.open(path, read_only=True) as store:
         for (run_id, step), text in want.items():
             reads.clear_part_cache()
