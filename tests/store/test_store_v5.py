@@ -145,3 +145,19 @@ def _compact(value: object) -> str:
     import orjson
 
     return orjson.dumps(value).decode()
+
+
+def test_migration_of_an_empty_v4_store(tmp_path: Path) -> None:
+    """A store created at version 4 with nothing imported migrates, then imports as new."""
+    path = tmp_path / "empty.duckdb"
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:4])
+        m.setattr("debugger.store.CURRENT_VERSION", 4)
+        with Store.open(path) as store:
+            assert store.schema_version() == 4
+    a = first_source(tmp_path / "a.sqlite")
+    with Store.open(path) as store:
+        assert store.schema_version() == schema.CURRENT_VERSION
+        import_source(store, str(a))
+        for key, text in _states(a).items():
+            assert store.checkpoint_text(*key)[1] == text
