@@ -13,8 +13,10 @@ from __future__ import annotations
 import gzip
 import shutil
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -160,4 +162,38 @@ def test_migration_of_an_empty_v4_store(tmp_path: Path) -> None:
         assert store.schema_version() == schema.CURRENT_VERSION
         import_source(store, str(a))
         for key, text in _states(a).items():
+            assert store.checkpoint_text(*key)[1] == text
+
+
+def test_a_migration_that_fails_leaves_the_v4_store_as_it_was(tmp_path: Path) -> None:
+    """The migration runs in one transaction: stopped after its last statement (as a killed
+    process or a full disk would stop it before the commit), the store is still at version
+    4, whole, and the next open migrates it."""
+    a, b = first_source(tmp_path / "a.sqlite"), second_source(tmp_path / "b.sqlite")
+    old = _v4_store(tmp_path)
+    step = schema.MIGRATIONS[4]
+
+    def stopped(con: duckdb.DuckDBPyConnection) -> None:
+        step.apply(con)
+        raise OSError("No space left on device")
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS[:4], replace(step, apply=stopped)])
+        with pytest.raises(OSError, match="No space"):
+            Store.open(old)
+    with pytest.raises(StoreError, match="needs migrating"):
+        debugger.open(old)  # still version 4, refused read-only as before
+    con = duckdb.connect(str(old), read_only=True)
+    try:
+        assert schema.applied_version(con) == 4
+        assert con.execute("SELECT count(*) FROM split_states").fetchone() == (20,)
+        assert [r[0] for r in con.execute("DESCRIBE state_parts").fetchall()] == [
+            "part_hash",
+            "part",
+        ]
+    finally:
+        con.close()
+    with Store.open(old) as store:
+        assert store.schema_version() == 5
+        for key, text in _states(a, b).items():
             assert store.checkpoint_text(*key)[1] == text
