@@ -180,7 +180,10 @@ def open_store(store_path: str | None, read_only: bool = True) -> Iterator[Store
     """Open the command's store."""
     from debugger.store import Store
 
-    with Store.open(resolve_store(store_path), read_only=read_only) as store:
+    def notify(line: str) -> None:
+        click.echo(line, err=True)
+
+    with Store.open(resolve_store(store_path), read_only=read_only, notify=notify) as store:
         yield store
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -156,8 +156,16 @@ class Store:
         self._layout = reads.Layout()  # forgotten by this store's writes (see reads.Layout)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, read_only: bool = False) -> Store:
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
+        notify: Callable[[str], None] | None = None,
+    ) -> Store:
         """Open (and, if writable, create or migrate) the store at ``path``.
+
+        ``notify`` is told, in a line, when an existing store is about to be migrated (a
+        store of a million checkpoints takes a minute or so, once).
 
         Raises:
             StoreError: the file is locked, not a DuckDB file, or of an unknown version.
@@ -178,6 +186,11 @@ class Store:
                         f"the store {p} has schema version {version} and needs migrating "
                         f"to {CURRENT_VERSION}",
                         "open it once for writing, for example with `stepscope import`",
+                    )
+                if version and notify is not None:
+                    notify(
+                        f"migrating the store {p} from schema version {version} to "
+                        f"{CURRENT_VERSION} (once; a large store takes a minute or so) ..."
                     )
                 migrate(con, version)
         except BaseException:

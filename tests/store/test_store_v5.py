@@ -11,6 +11,7 @@ and one written with spaces (both whole in ``large_states``).
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import sqlite3
 from dataclasses import replace
@@ -26,7 +27,7 @@ from debugger.errors import StoreError
 from debugger.store import Store, reads, schema
 from debugger.store.prune import PruneRules, compact
 from loaders import import_source
-from tests.fixtures.native import native_rows, write_native_sqlite
+from tests.fixtures.native import native_rows, stepscope, write_native_sqlite
 from tests.store.v5_source import first_source, messages, second_source
 
 DATA = Path(__file__).parent / "data"
@@ -197,3 +198,15 @@ def test_a_migration_that_fails_leaves_the_v4_store_as_it_was(tmp_path: Path) ->
         assert store.schema_version() == 5
         for key, text in _states(a, b).items():
             assert store.checkpoint_text(*key)[1] == text
+
+
+def test_the_import_command_says_it_migrates_and_keeps_its_json_clean(tmp_path: Path) -> None:
+    a = first_source(tmp_path / "a.sqlite")
+    old = _v4_store(tmp_path)
+    result = stepscope("import", a, "--store", old, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "migrating the store" in result.stderr and "from schema version 4 to 5" in result.stderr
+    report = json.loads(result.stdout)  # stdout holds the report alone
+    assert report["total"]["already_present"] == len(_states(a))
+    again = stepscope("import", a, "--store", old, "--json")
+    assert "migrating" not in again.stderr  # once
