@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from debugger.errors import StoreError
+
 LARGE_STATE_BYTES = 32 * 1024
 """States at least this large that do not split are stored uncompressed in ``large_states``."""
 
@@ -437,7 +439,11 @@ def _v5_parts_numbered(con: duckdb.DuckDBPyConnection) -> None:
         ).fetchone()
         if missing and missing[0]:
             # a state referring to a part the store lost: nothing could rebuild it before
-            raise RuntimeError(f"{missing[0]} split states refer to parts the store does not hold")
+            raise StoreError(
+                f"{missing[0]} states of the store refer to parts it does not hold: it cannot "
+                "be migrated to version 5 (nothing was changed)",
+                "import its sources into a new store, or restore the store from a backup",
+            )
         con.execute("DROP TABLE split_states")
         con.execute("ALTER TABLE split_states_v5 RENAME TO split_states")
         con.execute(_V5_PARTS[2])

@@ -210,3 +210,25 @@ def test_the_import_command_says_it_migrates_and_keeps_its_json_clean(tmp_path: 
     assert report["total"]["already_present"] == len(_states(a))
     again = stepscope("import", a, "--store", old, "--json")
     assert "migrating" not in again.stderr  # once
+
+
+def test_a_v4_store_that_lost_a_part_is_refused_in_a_line_and_kept(tmp_path: Path) -> None:
+    old = _v4_store(tmp_path)
+    con = duckdb.connect(str(old))
+    try:
+        con.execute("DELETE FROM state_parts WHERE rowid = 3")  # a part run-0's states use
+    finally:
+        con.close()
+    damaged = old.read_bytes()
+    result = stepscope("runs", "--store", old)
+    assert result.exit_code != 0 and "needs migrating" in result.stderr
+    result = stepscope("import", first_source(tmp_path / "a.sqlite"), "--store", old)
+    assert result.exit_code != 0
+    assert "refer to parts it does not hold" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    con = duckdb.connect(str(old), read_only=True)
+    try:
+        assert schema.applied_version(con) == 4  # rolled back: as it was
+    finally:
+        con.close()
+    assert len(old.read_bytes()) >= len(damaged) // 2
