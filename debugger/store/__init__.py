@@ -192,7 +192,15 @@ class Store:
                         f"migrating the store {p} from schema version {version} to "
                         f"{CURRENT_VERSION} (once; a large store takes a minute or so) ..."
                     )
-                migrate(con, version)
+                try:
+                    migrate(con, version)
+                except (duckdb.Error, OSError) as e:  # a full disk, memory: not the store
+                    raise StoreError(
+                        f"the store {p} could not be migrated from schema version {version}: "
+                        f"{str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                        "the failed step was rolled back, the store is as it was: free disk "
+                        "space or memory and open it again",
+                    ) from e
         except BaseException:
             con.close()
             raise

@@ -176,12 +176,15 @@ def test_a_migration_that_fails_leaves_the_v4_store_as_it_was(tmp_path: Path) ->
 
     def stopped(con: duckdb.DuckDBPyConnection) -> None:
         step.apply(con)
-        raise OSError("No space left on device")
+        raise OSError(28, "No space left on device")
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS[:4], replace(step, apply=stopped)])
-        with pytest.raises(OSError, match="No space"):
+        with pytest.raises(StoreError, match=r"could not be migrated .* No space left"):
             Store.open(old)
+        result = stepscope("import", a, "--store", old)  # the command: one line, a hint
+        assert result.exit_code != 0 and "Traceback" not in result.stderr
+        assert "could not be migrated" in result.stderr and "Hint:" in result.stderr
     with pytest.raises(StoreError, match="needs migrating"):
         debugger.open(old)  # still version 4, refused read-only as before
     con = duckdb.connect(str(old), read_only=True)
