@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -319,6 +320,8 @@ def compact(path: str) -> tuple[int, int]:
     store = Path(path)
     before = store.stat().st_size
     fresh = store.with_name(f".{store.name}.compact-{os.getpid()}")
+    # DuckDB's default is .tmp in the working directory, wherever the command was run
+    spill = store.with_name(f".{store.name}.compact-{os.getpid()}.tmp")
     fresh.unlink(missing_ok=True)
     try:
         con = duckdb.connect(":memory:")
@@ -326,10 +329,11 @@ def compact(path: str) -> tuple[int, int]:
             con.execute("SET enable_progress_bar = false")
             # each table written once, at its commit: written as it came, a table whose
             # source ended in short row groups had them merged and written again, leaving
-            # the first copy as free blocks (a 16 MB store copied to 25 MB); held until its
-            # commit, a table is spilled to disk past the limit
+            # the first copy as free blocks (a 17 MB store copied to 25 MB); held until its
+            # commit, a table is spilled to disk past the limit, beside the store
             con.execute("SET enable_optimistic_write = false")
             con.execute(f"SET memory_limit = '{COMPACT_MEMORY_LIMIT}'")
+            con.execute(f"SET temp_directory = '{_quoted(spill)}'")
             con.execute(f"ATTACH '{_quoted(store)}' AS old (READ_ONLY)")
             # the store's row groups, which DuckDB keeps no record of (docs/store.md)
             con.execute(f"ATTACH '{_quoted(fresh)}' AS fresh (ROW_GROUP_SIZE {ROW_GROUP_SIZE})")
@@ -345,6 +349,8 @@ def compact(path: str) -> tuple[int, int]:
         with contextlib.suppress(OSError):
             fresh.unlink()
         raise
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
     return before, store.stat().st_size
 
 

@@ -234,6 +234,28 @@ def test_compact_keeps_the_stores_row_groups_and_writes_each_once(tmp_path: Path
     assert free == (0,)
 
 
+def test_compact_spills_beside_the_store_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its memory cap the copy spills to disk: beside the store (DuckDB's default is
+    ``.tmp`` in the working directory), and nothing of it stays."""
+    store, cwd = tmp_path / "s.duckdb", tmp_path / "cwd"
+    cwd.mkdir()
+    source = tmp_path / "0.sqlite"
+    synth.write(synth.Spec(runs=4, steps=2_000, state_bytes=2048), source, None)
+    with Store.open(store) as s:
+        import_source(s, str(source), ImportOptions())
+    before = _snapshot(store)
+    # where DuckDB would spill by default, a file: a spill there fails
+    (cwd / ".tmp").write_text("not a directory")
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr("debugger.store.prune.COMPACT_MEMORY_LIMIT", "24MB")  # spills
+    compact(str(store))
+    assert _snapshot(store) == before
+    assert [p.name for p in cwd.iterdir()] == [".tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.sqlite", "cwd", "s.duckdb"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("90d", timedelta(days=90)), ("12h", timedelta(hours=12)), ("2w", timedelta(weeks=2)),
