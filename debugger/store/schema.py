@@ -400,6 +400,8 @@ def _v5_parts_numbered(con: duckdb.DuckDBPyConnection) -> None:
     name the stretch themselves (docs/store.md). The hashes stay, for an import to find the
     parts it already has.
     """
+    from debugger.store import state_write
+
     con.execute("SET memory_limit = '512MB'")  # see _v3_state_hashes_xxh3
     try:
         con.execute("DROP VIEW checkpoints")
@@ -416,21 +418,19 @@ def _v5_parts_numbered(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(_V5_PARTS[3])
         con.execute(_V5_PARTS[4])
         con.execute(_V5_PARTS[0].replace("split_states", "split_states_v5", 1))
+        # a state referring to a part the store lost gets -1 (no part's number) and stays out
+        refs = state_write.numbered_refs(
+            "split_states", "state_parts", "WHERE ckpt_key BETWEEN $1 AND $2", missing="-1"
+        )
         bounds = con.execute("SELECT min(ckpt_key), max(ckpt_key) FROM split_states").fetchone()
         if bounds and bounds[0] is not None:
             for first in range(int(bounds[0]), int(bounds[1]) + 1, RENUMBER_RANGE):
                 con.execute(
-                    """
+                    f"""
                     INSERT INTO split_states_v5
                     SELECT s.ckpt_key, s.skeleton, s.cuts, n.refs
-                    FROM split_states s JOIN (
-                        SELECT u.ckpt_key, list(p.part_num ORDER BY u.i) AS refs
-                        FROM (SELECT ckpt_key, unnest(refs) AS part_hash,
-                                     generate_subscripts(refs, 1) AS i
-                              FROM split_states WHERE ckpt_key BETWEEN $1 AND $2) u
-                        JOIN state_parts p ON p.part_hash = u.part_hash
-                        GROUP BY u.ckpt_key) n ON n.ckpt_key = s.ckpt_key
-                    WHERE s.ckpt_key BETWEEN $1 AND $2 AND len(n.refs) = len(s.refs)
+                    FROM split_states s JOIN ({refs}) n ON n.ckpt_key = s.ckpt_key
+                    WHERE s.ckpt_key BETWEEN $1 AND $2 AND NOT list_contains(n.refs, -1)
                     ORDER BY s.ckpt_key""",
                     [first, first + RENUMBER_RANGE - 1],
                 )

@@ -252,24 +252,37 @@ def _number(con: duckdb.DuckDBPyConnection, new: str, colliding: list[int], stor
     con.execute("INSERT INTO state_parts SELECT * FROM _added ORDER BY part_num")
     # every part a state refers to is stored (new, or found): a missing one is an error,
     # never a shorter list
+    numbers = (
+        "(SELECT part_hash, part_num FROM _old_parts UNION ALL SELECT * EXCLUDE (part) FROM _added)"
+    )
+    refs = numbered_refs(
+        "_split", numbers, missing="error('a split state refers to a part not stored')"
+    )
     con.execute(
-        """
+        f"""
         CREATE OR REPLACE TEMP TABLE _split_nums AS
         SELECT s.ckpt_key, s.skeleton, s.cuts, n.refs
-        FROM _split s JOIN (
-            SELECT u.ckpt_key,
-                   list(coalesce(m.part_num, error('a split state refers to a part not stored'))
-                        ORDER BY u.i) AS refs
-            FROM (SELECT ckpt_key, unnest(refs) AS part_hash, generate_subscripts(refs, 1) AS i
-                  FROM _split) u
-            LEFT JOIN (SELECT part_hash, part_num FROM _old_parts
-                       UNION ALL SELECT part_hash, part_num FROM _added) m
-                   ON m.part_hash = u.part_hash
-            GROUP BY u.ckpt_key) n ON n.ckpt_key = s.ckpt_key"""
+        FROM _split s JOIN ({refs}) n ON n.ckpt_key = s.ckpt_key"""
     )
     con.execute("DROP TABLE _split")
     con.execute("ALTER TABLE _split_nums RENAME TO _split")
     con.execute("DROP TABLE _added")
+
+
+def numbered_refs(states: str, numbers: str, where: str = "", missing: str = "NULL") -> str:
+    """SQL of ``ckpt_key, refs`` for the split states of ``states`` (``refs`` the parts'
+    hashes), their ``refs`` the parts' numbers in the same order, from ``numbers``
+    (``part_hash, part_num``). A part not in ``numbers`` gives ``missing`` in its place.
+
+    One rule for an import's new states (:func:`settle`) and the migration that numbered
+    version 4's (``schema._v5_parts_numbered``).
+    """
+    return f"""
+        SELECT u.ckpt_key, list(coalesce(m.part_num, {missing}) ORDER BY u.i) AS refs
+        FROM (SELECT ckpt_key, unnest(refs) AS part_hash, generate_subscripts(refs, 1) AS i
+              FROM {states} {where}) u
+        LEFT JOIN {numbers} m ON m.part_hash = u.part_hash
+        GROUP BY u.ckpt_key"""
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
