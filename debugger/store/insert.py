@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import duckdb
 
 from debugger.contract import TABLE_COLUMNS
-from debugger.store import state_write
+from debugger.store import metadata_split, state_write
 from debugger.store.refresh import update_changed_checkpoints, update_changed_rows
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
 from debugger.store.stage import CONTENT_ID, checkpoint_values
@@ -271,6 +271,7 @@ def insert_checkpoints(
         # every valid row went in, none to copy into large_states: the batch's runs are
         # those numbered above
         con.execute("INSERT INTO _touched SELECT run_id FROM _bruns")
+        _split_new_metadata(con)
         return n, updated, chained
     if filters:
         # only the rows that went in: the batch's keys are a fresh range of ckpt_key
@@ -301,7 +302,17 @@ def insert_checkpoints(
             "ORDER BY s._pos"
         )
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _ins")
+    _split_new_metadata(con)
     return n, updated, chained
+
+
+def _split_new_metadata(con: duckdb.DuckDBPyConnection) -> None:
+    """Store the batch's new large metadata as stubs and split texts
+    (:mod:`debugger.store.metadata_split`), once ``_split`` served the states: the batch's
+    new rows are its fresh range of ``ckpt_key``."""
+    row = con.execute("SELECT min(_pos), max(_pos) FROM _v WHERE _why IS NULL").fetchone()
+    if row:
+        metadata_split.split(con, row[0], row[1])
 
 
 def _split_new_states(

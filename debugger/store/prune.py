@@ -265,7 +265,11 @@ def _delete(con: duckdb.DuckDBPyConnection) -> None:
         "WHERE run_id IN (SELECT run_id FROM _prune_runs)"
     )
     con.execute("DELETE FROM large_states WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
-    con.execute("DELETE FROM split_states WHERE ckpt_key IN (SELECT ckpt_key FROM _gone_keys)")
+    # a checkpoint's split state, and its split metadata (metadata_split.key)
+    con.execute(
+        "DELETE FROM split_states WHERE ckpt_key IN "
+        "(SELECT ckpt_key FROM _gone_keys UNION ALL SELECT -1 - ckpt_key FROM _gone_keys)"
+    )
     # a part goes when no state kept refers to it (also those a re-import left behind)
     con.execute(
         "DELETE FROM state_parts WHERE part_num NOT IN "

@@ -14,14 +14,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import xxhash
 
 from debugger.contract import pending_entries
 from debugger.errors import NotFound
 from debugger.json_text import loads
 from debugger.model import Budgets, Checkpoint, Effect, ToolCall
+from debugger.store import metadata_split
 from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
-from debugger.store.state_parts import join
+from debugger.store.state_parts import join, text_hash
 
 if TYPE_CHECKING:
     import pandas as pd  # DataFrames come from DuckDB's .df(), which imports pandas itself
@@ -208,7 +208,7 @@ def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]
     for key, skeleton, cuts, refs in found:
         text = join(skeleton, cuts, refs, parts)
         expected = wanted.get(int(key))
-        if from_memory and expected is not None and _hash(text) != expected:
+        if from_memory and expected is not None and text_hash(text) != expected:
             _forget_parts(file, refs)
             again = _fetch_parts(con, list(dict.fromkeys(refs)))
             _remember_parts(file, again)
@@ -217,13 +217,10 @@ def split_texts(con: duckdb.DuckDBPyConnection, wanted: Mapping[int, str | None]
     return out
 
 
-def _hash(text: str) -> str:
-    # debugger.store.state_hash.of_text, without its Arrow imports on the read path
-    return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
-
-
 def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[tuple[Any, ...]]:
-    """Rows of ``_CKPT_COLS`` with their split states' texts put in (``ckpt_key`` dropped)."""
+    """Rows of ``_CKPT_COLS`` with their split states' texts and split metadata put in
+    (``ckpt_key`` dropped)."""
+    rows = with_split_metadata(con, rows)
     missing = {int(r[16]): r[7] for r in rows if r[6] is None}
     texts = split_texts(con, missing)
     if not texts:
@@ -231,6 +228,25 @@ def with_split_states(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[t
     return [
         (*r[:6], texts.get(int(r[16])), *r[7:16]) if r[6] is None else tuple(r[:16]) for r in rows
     ]
+
+
+def with_split_metadata(con: duckdb.DuckDBPyConnection, rows: list[Any]) -> list[Any]:
+    """Rows with ``metadata`` at 15 and ``ckpt_key`` at 16, each stub replaced by its
+    document's whole text (:mod:`debugger.store.metadata_split`); rows without a stub (all
+    but a LangGraph functional-API chat's) cost a substring test."""
+    wanted = {}
+    for r in rows:
+        named = metadata_split.stub_hash(r[15])
+        if named is not None:
+            wanted[metadata_split.key(int(r[16]))] = named
+    if not wanted:
+        return rows
+    texts = split_texts(con, wanted)
+    out = []
+    for r in rows:
+        text = texts.get(metadata_split.key(int(r[16])))
+        out.append(r if text is None else (*r[:15], text, *r[16:]))
+    return out
 
 
 # One checkpoint is read without the join: the join to large_states would slow every point
@@ -296,6 +312,8 @@ def _one(
     at = [names.index(n) for n in _ONE_NAMES]
     rows = [tuple(r[i] for i in at) for r in found]
     row = max(rows, key=_newest)
+    if metadata_split.MARK in (row[15] or ""):
+        row = with_split_metadata(con, [row])[0]
     if row[6] is not None:
         return row[:-1]
     text = _out_of_row(con, int(row[-1]), row[7], int(row[8]), layout)

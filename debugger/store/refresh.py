@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import duckdb
 
-from debugger.store import state_write
-from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET
+from debugger.store import metadata_split, state_write
+from debugger.store.schema import LARGE_STATE_BYTES, RUN_SHIFT, STEP_OFFSET, split_texts_sql
 from debugger.store.state_parts import SPLIT_MIN_BYTES
 from debugger.store.validate import staged_types
 
@@ -35,10 +35,25 @@ _COMPARED = (
     "x.model_version IS DISTINCT FROM s.model_version",
     "CAST(x.pending_effects AS VARCHAR) IS DISTINCT FROM s.pending_effects",
     "CAST(x.tool_versions AS VARCHAR) IS DISTINCT FROM s.tool_versions",
-    "CAST(x.metadata AS VARCHAR) IS DISTINCT FROM s.metadata",
+    "{metadata} IS DISTINCT FROM s.metadata",
 )
 """With ``_NARROW``, every stored column a source row decides (not the store's own keys and
-source id)."""
+source id). ``{metadata}``: the stored document's text (:func:`_stored_metadata`)."""
+
+
+def _stored_metadata(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
+    """The stored metadata's text as the comparison reads it, and the join it needs.
+
+    A document kept as a stub (:mod:`debugger.store.metadata_split`) is compared by its
+    whole text, put together in SQL for the candidates only; a store that keeps none (all
+    but LangGraph functional-API chats) joins nothing.
+    """
+    row = con.execute("SELECT EXISTS (SELECT 1 FROM split_states WHERE ckpt_key < 0)").fetchone()
+    if not (row and row[0]):
+        return "CAST(x.metadata AS VARCHAR)", ""
+    texts = split_texts_sql("WHERE ckpt_key IN (SELECT -1 - ckpt_key FROM _cand)")
+    join = f"LEFT JOIN ({texts}) xm ON xm.ckpt_key = -1 - x.ckpt_key"
+    return "coalesce(xm.text, x.metadata)", join
 
 
 def update_changed_checkpoints(
@@ -70,6 +85,8 @@ def update_changed_checkpoints(
     row = con.execute("SELECT count(*) FROM _cand").fetchone()
     if not (row and row[0]):
         return 0
+    metadata, join_metadata = _stored_metadata(con)
+    compared = " OR ".join(_COMPARED).replace("{metadata}", metadata)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE _upd AS
@@ -78,8 +95,9 @@ def update_changed_checkpoints(
         JOIN checkpoint_rows x ON x.run_id = c.run_id AND x.ckpt_key = c.ckpt_key
         JOIN (SELECT _pos, {values_sql} FROM _staged
               WHERE _pos IN (SELECT _pos FROM _cand)) s ON s._pos = c._pos
+        {join_metadata}
         WHERE x.run_id IN (SELECT run_id FROM _cand)
-          AND (c.key_changed OR {" OR ".join(_COMPARED)})"""
+          AND (c.key_changed OR {compared})"""
     )
     row = con.execute("SELECT count(*) FROM _upd").fetchone()
     n = int(row[0]) if row else 0
@@ -107,6 +125,11 @@ def update_changed_checkpoints(
         [source_id],
     )
     _refresh_large_states(con, split)
+    # the rows took the batch's whole documents: their old split ones go, large ones are cut
+    con.execute("DELETE FROM split_states WHERE ckpt_key IN (SELECT -1 - ckpt_key FROM _upd)")
+    row = con.execute("SELECT min(ckpt_key), max(ckpt_key) FROM _upd").fetchone()
+    if row:
+        metadata_split.split(con, row[0], row[1], "AND ckpt_key IN (SELECT ckpt_key FROM _upd)")
     con.execute("INSERT INTO _touched SELECT DISTINCT run_id FROM _upd")
     return n
 

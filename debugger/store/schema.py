@@ -284,20 +284,28 @@ _SPLIT_TEXTS = """
     SELECT s.ckpt_key,
            string_agg(substring(s.skeleton, u.a + 1, u.b - u.a) || coalesce(p.part, ''), ''
                       ORDER BY u.i) AS text
-    FROM split_states s,
+    FROM (SELECT * FROM split_states{where}) s,
          LATERAL (SELECT i, CASE WHEN i = 1 THEN 0 ELSE s.cuts[i - 1] END AS a,
                          coalesce(s.cuts[i], length(s.skeleton)) AS b, s.refs[i] AS ref
                   FROM (SELECT unnest(generate_series(1, len(s.refs) + 1)) AS i)) u
     LEFT JOIN state_parts p ON p.{part_key} = u.ref
     GROUP BY s.ckpt_key"""
 
-SPLIT_TEXTS = _SPLIT_TEXTS.format(part_key="part_num")
-"""Every split state's text in SQL: the skeleton's pieces with the parts between them
+SPLIT_TEXTS = _SPLIT_TEXTS.format(part_key="part_num", where="")
+"""Every split text in SQL: the skeleton's pieces with the parts between them
 (offsets count characters, as ``substring`` and Python do). The Python read
-(:func:`debugger.store.reads.split_texts`) joins them the same way, for the states it needs.
+(:func:`debugger.store.reads.split_texts`) joins them the same way, for the texts it needs.
 DuckDB computes this for every split state of the store whenever a query reads
 ``working_state`` from the view (it pushes no filter into it): docs/store.md says so.
 Before version 5 a state referred to its parts by hash (``part_key`` ``part_hash``)."""
+
+
+def split_texts_sql(where: str) -> str:
+    """:data:`SPLIT_TEXTS` of the ``split_states`` rows ``where`` selects (a ``WHERE ...``
+    on ``ckpt_key``): the states' keys are >= 0, the metadata's below
+    (:mod:`debugger.store.metadata_split`)."""
+    return _SPLIT_TEXTS.format(part_key="part_num", where=f" {where}")
+
 
 _VIEW = """
     CREATE VIEW checkpoints AS
@@ -306,13 +314,25 @@ _VIEW = """
            CAST(coalesce(c.working_state, l.working_state, r.text) AS JSON) AS working_state,
            c.state_hash, c.state_bytes, c.tokens_spent, c.steps_spent, c.wall_clock_ms,
            CAST(c.pending_effects AS JSON) AS pending_effects, c.model_version,
-           CAST(c.tool_versions AS JSON) AS tool_versions, CAST(c.metadata AS JSON) AS metadata,
+           CAST(c.tool_versions AS JSON) AS tool_versions, CAST({metadata} AS JSON) AS metadata,
            c.source_id
     FROM checkpoint_rows c LEFT JOIN large_states l USING (ckpt_key)
-    LEFT JOIN ({split_texts}) r USING (ckpt_key)"""
+    LEFT JOIN ({split_texts}) r USING (ckpt_key){join_metadata}"""
 
-_V4_VIEW = _VIEW.format(split_texts=_SPLIT_TEXTS.format(part_key="part_hash"))
-_V5_VIEW = _VIEW.format(split_texts=SPLIT_TEXTS)
+_V4_VIEW = _VIEW.format(
+    split_texts=_SPLIT_TEXTS.format(part_key="part_hash", where=""),
+    metadata="c.metadata",
+    join_metadata="",
+)
+_V5_VIEW = _VIEW.format(split_texts=SPLIT_TEXTS, metadata="c.metadata", join_metadata="")
+_V6_VIEW = _VIEW.format(
+    split_texts=split_texts_sql("WHERE ckpt_key >= 0"),
+    metadata="coalesce(m.text, c.metadata)",
+    join_metadata=(
+        f"\n    LEFT JOIN ({split_texts_sql('WHERE ckpt_key < 0')}) m "
+        "ON m.ckpt_key = -1 - c.ckpt_key"
+    ),
+)
 
 MIGRATION_RANGE = 500
 """Checkpoints whose states the migration to version 4 reads at a time (a bound on memory:
@@ -453,6 +473,34 @@ def _v5_parts_numbered(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("RESET memory_limit")
 
 
+METADATA_RANGE = 500
+"""Documents the migration to version 6 cuts at a time (a bound on memory)."""
+
+
+def _v6_metadata_split(con: duckdb.DuckDBPyConnection) -> None:
+    """Store large metadata with ``internal_channels`` as a stub and a split text.
+
+    A LangGraph functional-API chat kept its whole history in every checkpoint's metadata
+    (:mod:`debugger.store.metadata_split`); the view puts the text back. The documents
+    already stored are cut here, a few hundred at a time.
+    """
+    from debugger.store import metadata_split, state_write
+
+    con.execute("DROP VIEW checkpoints")
+    con.execute(_V6_VIEW)
+    keys = [
+        int(r[0])
+        for r in con.execute(
+            f"SELECT ckpt_key FROM checkpoint_rows WHERE {metadata_split.CANDIDATES} "
+            "ORDER BY ckpt_key"
+        ).fetchall()
+    ]
+    for i in range(0, len(keys), METADATA_RANGE):
+        some = keys[i : i + METADATA_RANGE]  # in order: the range holds these and no other
+        metadata_split.split(con, some[0], some[-1])
+    state_write.drop(con)
+
+
 MIGRATIONS: list[StoreMigration] = [
     StoreMigration(1, "initial tables, lookup index, large-state side table", _v1_initial),
     StoreMigration(2, "checkpoint documents stored as validated text", _v2_documents_as_text),
@@ -463,6 +511,7 @@ MIGRATIONS: list[StoreMigration] = [
         _v4_states_split_and_compressed,
     ),
     StoreMigration(5, "split states refer to their parts by number", _v5_parts_numbered),
+    StoreMigration(6, "large metadata split into shared parts", _v6_metadata_split),
 ]
 """Append-only. Never edit a released step; add the next one."""
 
@@ -490,10 +539,10 @@ def _create_current(con: duckdb.DuckDBPyConnection) -> None:
     the table version 1 made); ``tests/store/test_store_open.py`` checks that
     both ways give the same tables, indexes and views.
     """
-    _create_tables(con, _V4_ROWS, _V5_VIEW, _V5_PARTS)
+    _create_tables(con, _V4_ROWS, _V6_VIEW, _V5_PARTS)
 
 
-FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (5, _create_current)
+FRESH_SCHEMA: tuple[int, Callable[[duckdb.DuckDBPyConnection], None]] = (6, _create_current)
 """How a new store is built at once, and the version that leaves it at. The migrations
 after that version run on it as on any store, so a new migration needs no change here."""
 

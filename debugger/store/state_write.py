@@ -23,6 +23,7 @@ temp tables, in SQL, and step 2 settles them like any other.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -50,7 +51,12 @@ def cut(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = Non
     The rows are read at once (the caller bounds them: one import batch, or one range of
     the migration), so the connection is free for the writes that follow.
     """
-    rows = con.execute(sql, params or []).fetchall()
+    return cut_texts(con, con.execute(sql, params or []).fetchall())
+
+
+def cut_texts(con: duckdb.DuckDBPyConnection, rows: Iterable[tuple[Any, str | None, int]]) -> int:
+    """Step 1 for ``(key, text, bytes)`` rows the caller read: add those that split to
+    ``_split`` and their parts to ``_new_parts``; returns how many split."""
     keys: list[int] = []
     skeletons: list[str] = []
     cuts: list[list[int]] = []
