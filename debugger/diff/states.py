@@ -128,8 +128,14 @@ class DiffOptions:
         )
 
     def deepdiff_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments that give plain DeepDiff the same options."""
-        kwargs: dict[str, Any] = {"verbose_level": 2}
+        """The keyword arguments that give plain DeepDiff the same options.
+
+        DeepDiff leaves out dictionary keys that start with ``__`` unless told otherwise
+        (``ignore_private_variables``, meant for Python objects' private attributes): a
+        state's ``__meta__``, a LangGraph message's ``__type__``, the functional API's
+        saved history (``metadata.internal_channels.__previous__``) would change unseen.
+        """
+        kwargs: dict[str, Any] = {"verbose_level": 2, "ignore_private_variables": False}
         if self.exclude_paths:
             kwargs["exclude_paths"] = list(self.exclude_paths)
         if self.exclude_regex_paths:

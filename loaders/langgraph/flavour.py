@@ -532,7 +532,14 @@ class _Walk:
             for name in (END, PREVIOUS):
                 if name in channels and channels[name] == state:
                     channels[name] = same_as_state(None)
-        internal = without_state_copies(channels, state if isinstance(state, dict) else {})
+        # a StateGraph's state is its channels, which a Send may carry again; an entrypoint's
+        # is its output (a message, say), whose fields are no channels: a message it saved
+        # stays whole, as the other checkpoints hold it
+        internal = (
+            channels
+            if functional or not isinstance(state, dict)
+            else without_state_copies(channels, state)
+        )
         tasks = task_writes(decoded)
         # the head leaves out the tasks that finished, as get_state() does; history does not
         nexts = next_tasks(data, frozenset() if ck.has_child else finished_tasks(tasks), ran)

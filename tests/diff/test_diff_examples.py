@@ -29,6 +29,23 @@ def rows(old: Any, new: Any, **kw: Any) -> list[tuple[str, str, Any, Any]]:
     return [(r.path, r.kind, r.old, r.new) for r in got]
 
 
+def test_keys_that_start_with_two_underscores_are_compared_like_any_other() -> None:
+    """DeepDiff leaves such keys out by default (private attributes): a LangGraph message's
+    ``__type__``, a state's ``__meta__``, the functional API's saved history."""
+    old = {"__meta__": {"v": 1}, "messages": [{"__type__": "human", "id": "m1"}]}
+    new = {"__meta__": {"v": 2}, "messages": [{"__type__": "ai", "id": "m1"}]}
+    assert rows(old, new) == [
+        ("root['__meta__']['v']", "values_changed", 1, 2),
+        ("root['messages'][0]['__type__']", "values_changed", "human", "ai"),
+    ]
+    saved = {"internal_channels": {"__previous__": ["q0", "a0"]}}
+    grown = {"internal_channels": {"__previous__": ["q0", "a0", "q1", "a1"]}}
+    assert [r[:2] for r in rows(saved, grown)] == [
+        ("root['internal_channels']['__previous__'][2]", "iterable_item_added"),
+        ("root['internal_channels']['__previous__'][3]", "iterable_item_added"),
+    ]
+
+
 def test_one_one_point_zero_and_true_are_three_different_values() -> None:
     old = {"n": 1, "deep": {"x": [1, {"y": 1}]}}
     assert rows(old, {"n": 1.0, "deep": {"x": [1, {"y": True}]}}) == [

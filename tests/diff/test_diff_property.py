@@ -19,7 +19,9 @@ from debugger.diff import diff_states, plain_deepdiff_rows
 from debugger.diff import prune as diff_prune
 from debugger.diff.text import StateText, diff_texts
 
-KEYS = st.sampled_from(["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', ""])
+KEYS = st.sampled_from(
+    ["a", "b", "c", "ts", "items", "ключ", "名前", "it's", 'say "hi"', "", "__type__", "__x"]
+)
 KEYS = st.one_of(KEYS, st.text(max_size=4))
 SCALARS = st.one_of(
     st.none(),

@@ -105,8 +105,9 @@ def _stubs_match_split_rows(path: Path) -> int:
     return len(split)
 
 
-def _saved_history(source: Path) -> dict[str, list[str]]:
-    """What LangGraph's saver holds in ``__previous__`` at each checkpoint: message ids."""
+def _saved_history(source: Path) -> dict[str, list[tuple[str, str]]]:
+    """What LangGraph's saver holds in ``__previous__`` at each checkpoint: each message's
+    id and text."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -117,7 +118,7 @@ def _saved_history(source: Path) -> dict[str, list[str]]:
         out = {}
         for t in saver.list(None):
             previous = t.checkpoint["channel_values"].get("__previous__")
-            out[t.checkpoint["id"]] = [m.id for m in previous or []]
+            out[t.checkpoint["id"]] = [(m.id, m.content) for m in previous or []]
         return out
     finally:
         con.close()
@@ -141,7 +142,9 @@ def test_a_chat_s_history_is_stored_once_and_read_back_whole(tmp_path: Path) -> 
     history = _saved_history(source)
     for (_, ckpt), doc in _through_python(split).items():
         previous = doc["internal_channels"].get("__previous__") or []
-        assert [m["id"] for m in previous] == history[ckpt]
+        assert [(m["id"], m["content"]) for m in previous] == history[ckpt]
+        # each saved message whole, as every checkpoint holds it (its parts shared)
+        assert "stepscope.same_as" not in json.dumps(previous)
     # the statuses read from the stubs where they lie: chat-b failed at its last call
     with Store.open(split, read_only=True) as a, Store.open(whole, read_only=True) as b:
         assert a.runs().to_dict() == b.runs().to_dict()
