@@ -12,11 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from debugger.audit import audit_run
-from debugger.store import Store
+from debugger.store import Store, metadata_split
 from tests.langgraph.conftest import Written
+from tests.langgraph.functional import CHAT_ANSWER
 
 pytestmark = pytest.mark.postgres
 
@@ -50,6 +52,26 @@ def test_the_state_is_what_the_entrypoint_returned(written: Written) -> None:
         assert [store.run(r).agent for r in ("func-agent", "func-chat", "func-text")] == [
             "agent", "chat", "upper"]  # fmt: skip
     assert [c.metadata["next"] for c in chat] == [["chat"], [], ["chat"], [], ["chat"], []]
+
+
+def test_a_chat_s_saved_history_is_split_into_shared_parts(written: Written) -> None:
+    """From its second call, what the chat saved makes a document the store keeps as a stub
+    and shared parts (debugger.store.metadata_split); it reads back whole (every checkpoint
+    against LangGraph's get_state_history: test_langgraph_history.py)."""
+    con = duckdb.connect(str(written.store_path), read_only=True)
+    try:
+        stubs = con.execute(
+            "SELECT step_index FROM checkpoint_rows WHERE run_id = 'func-chat' "
+            f"AND contains(metadata, '{metadata_split.MARK}') ORDER BY step_index"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [s for (s,) in stubs] == [2, 3, 4]
+    with Store.open(written.store_path, read_only=True) as store:
+        saved = store.checkpoint("func-chat", 4).metadata["internal_channels"]["__previous__"]
+    assert [m["id"] for m in saved] == [
+        "c-human-0", "c-ai-0", "c-human-1", "c-ai-1", "c-human-2", "c-ai-2"]  # fmt: skip
+    assert all(m["content"].endswith(CHAT_ANSWER) for m in saved if m["type"] == "ai")
 
 
 def test_model_and_tool_calls_of_the_tasks_are_on_the_tape(written: Written) -> None:
