@@ -303,13 +303,26 @@ def bench_heavy(source_bytes: int, path: Path, lookups: int) -> str:
             run_id, step = next(it)
             assert store.checkpoint(run_id, step).step_index == step
 
-        results = {
+        results: dict[str, tuple[list[float], int | None]] = {
             "checkpoint(run, step), random step (states 0.2-120 KB)": (timed(point, lookups), 15),
             "... the next lookups on the same connection": (timed(point, lookups), 15),
             "checkpoint(run, step), last 10 steps (~110 KB, ~200 messages)": (
                 timed(lambda: point(tail), 50), 15),
             "runs() listing with aggregates": (timed(store.runs, 30), 50),
         }  # fmt: skip
+        whole = iter(rng.choices(runs, k=24))
+
+        def run_in_sql() -> None:
+            run_id = next(whole)[0]
+            [(n, _)] = store.sql(
+                "SELECT count(*), sum(strlen(CAST(working_state AS VARCHAR))) "
+                "FROM checkpoints_of(?)",
+                [run_id],
+            )
+            assert n > 0
+
+        results["a run's states in SQL, `checkpoints_of(run)` (199, ~12 MB of text)"] = (
+            timed(run_in_sql, 20), None)  # fmt: skip
         [(total, state_bytes)] = store.sql("SELECT count(*), sum(state_bytes) FROM checkpoint_rows")
         [(parts, part_bytes)] = store.sql("SELECT count(*), sum(strlen(part)) FROM state_parts")
         n_runs = len(runs)

@@ -54,6 +54,11 @@ FROM (SELECT run_id, step_index, model_version,
       FROM checkpoints)
 WHERE prev_version IS DISTINCT FROM model_version AND prev_version IS NOT NULL
 ORDER BY run_id, step_index""",
+    "One run's states, step by step (checkpoints_of)": """\
+SELECT step_index, state_bytes, working_state->>'phase' AS phase,
+       metadata->>'status' AS status
+FROM checkpoints_of('crash-at-step-7')
+ORDER BY step_index""",
     "Largest working states": """\
 SELECT run_id, step_index, state_bytes
 FROM checkpoints ORDER BY state_bytes DESC LIMIT 20""",
@@ -158,7 +163,8 @@ def run_query(
     except duckdb.InterruptException as e:
         raise QueryError(
             f"the query ran longer than {timeout_s:g} s and was stopped",
-            "add a WHERE clause or a LIMIT",
+            "add a WHERE clause or a LIMIT; for one run's states and metadata, query "
+            "checkpoints_of('<run>'), which rebuilds only that run's",
         ) from e
     except duckdb.Error as e:
         raise QueryError(_first_line(e), _hint(e)) from e
@@ -180,4 +186,7 @@ def _hint(error: duckdb.Error) -> str:
     text = str(error)
     if "read-only" in text or "read only" in text:
         return "the console is read-only: use `stepscope import` to change the store"
-    return "tables: runs, checkpoints, effects, tool_calls, quarantine, sources"
+    return (
+        "tables: runs, checkpoints, effects, tool_calls, quarantine, sources; one run's "
+        "checkpoints: checkpoints_of('<run>')"
+    )

@@ -58,6 +58,18 @@ def _documents(path: Path) -> dict[tuple[str, str], str]:
     return {(r, c): m for r, c, m in rows}
 
 
+def _run_macro_matches_the_view(path: Path) -> None:
+    """``checkpoints_of(run)`` gives each run's rows of the view, column for column."""
+    with Store.open(path, read_only=True) as store:
+        runs = [r for (r,) in store.sql("SELECT DISTINCT run_id FROM checkpoints")]
+        assert runs
+        for run in runs:
+            order = "ORDER BY checkpoint_id"
+            view = store.sql(f"SELECT * FROM checkpoints WHERE run_id = ? {order}", [run])
+            assert store.sql(f"SELECT * FROM checkpoints_of(?) {order}", [run]) == view
+        assert store.sql("SELECT count(*) FROM checkpoints_of('no such run')") == [(0,)]
+
+
 def _through_python(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """Every checkpoint's metadata read as the pages read it: a run's checkpoints at once,
     and each one alone (by step and by id), which must agree."""
@@ -136,6 +148,13 @@ def test_a_chat_s_history_is_stored_once_and_read_back_whole(tmp_path: Path) -> 
     # the same documents, byte for byte, as the store that keeps them whole gives them
     assert documents == _documents(whole) == _raw(whole)
     assert _through_python(split) == _through_python(whole)
+    _run_macro_matches_the_view(split)
+    # the console (read-only, no external access) has the macro too
+    result = stepscope(
+        "sql", "SELECT count(*) AS n FROM checkpoints_of('chat-a')", "--json", "--store", split
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rows"] == [{"n": 12}]
     keys = sorted(raw)
     assert _shows(split, keys) == _shows(whole, keys)
     # what LangGraph's saver holds in __previous__ at each checkpoint
@@ -206,6 +225,7 @@ def test_prune_and_compact_keep_every_document_and_drop_unused_parts(tmp_path: P
     assert _documents(path) == {k: t for k, t in before.items() if k in _documents(path)}
     assert len(_documents(path)) == 2
     _stubs_match_split_rows(path)
+    _run_macro_matches_the_view(path)  # the compacted copy keeps the macro
 
 
 def _v5_store(tmp_path: Path) -> Path:
@@ -225,6 +245,7 @@ def test_a_v5_store_s_documents_are_split_by_its_migration(tmp_path: Path) -> No
     stubs = sum(metadata_split.MARK in t for t in raw.values())
     assert stubs >= len(raw) // 2 and _stubs_match_split_rows(old) == stubs
     assert _documents(old) == written
+    _run_macro_matches_the_view(old)
     assert _through_python(old) == {k: json.loads(t) for k, t in written.items()}
     shows = _shows(old, sorted(written))
     assert [json.loads(s)["checkpoint"]["metadata"] for s in shows] == [

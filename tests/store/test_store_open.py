@@ -75,9 +75,13 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ...
             ("sequences", "sequence_name, start_value, increment_by"),
         ]
     } | {
+        "macros": con.execute(
+            f"SELECT function_name, macro_definition FROM duckdb_functions() WHERE {db} "
+            "AND NOT internal ORDER BY 1"
+        ).fetchall(),
         "migrations": con.execute(
             "SELECT version, name FROM store_migrations ORDER BY 1"
-        ).fetchall()
+        ).fetchall(),
     }
 
 
