@@ -350,8 +350,11 @@ def compact(path: str) -> tuple[int, int]:
             os.fsync(f.fileno())
         os.replace(fresh, store)
     except BaseException:
-        with contextlib.suppress(OSError):
-            fresh.unlink()
+        # the copy and its WAL (DuckDB makes it at the copy's commit: a disk that filled
+        # then left an empty one beside the store)
+        for left in (fresh, fresh.with_name(f"{fresh.name}.wal")):
+            with contextlib.suppress(OSError):
+                left.unlink()
         raise
     finally:
         shutil.rmtree(spill, ignore_errors=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -254,6 +256,38 @@ def test_compact_spills_beside_the_store_and_leaves_nothing(
     assert _snapshot(store) == before
     assert [p.name for p in cwd.iterdir()] == [".tmp"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["0.sqlite", "cwd", "s.duckdb"]
+
+
+_COMPACT_LIMITED = """
+import resource, signal, sys
+from debugger.store.prune import compact
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+try:
+    compact(sys.argv[1])
+except Exception as e:
+    print(type(e).__name__, str(e).splitlines()[0])
+    sys.exit(3)
+"""
+
+
+def test_a_compaction_the_disk_stops_leaves_the_store_and_nothing_else(tmp_path: Path) -> None:
+    """Files may not grow past 4 MB (the kernel's limit, as a full disk would stop it): the
+    copy fails, the store is as it was, and neither the copy nor its WAL stays beside it."""
+    store = tmp_path / "s.duckdb"
+    source = tmp_path / "0.sqlite"
+    synth.write(synth.Spec(runs=4, steps=2_000, state_bytes=2048), source, None)
+    with Store.open(store) as s:
+        import_source(s, str(source), ImportOptions())
+    assert store.stat().st_size > 4 << 20
+    before = _snapshot(store)
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPACT_LIMITED, str(store)],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert _snapshot(store) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.sqlite", "s.duckdb"]
 
 
 @pytest.mark.parametrize(
