@@ -55,8 +55,7 @@ FROM (SELECT run_id, step_index, model_version,
 WHERE prev_version IS DISTINCT FROM model_version AND prev_version IS NOT NULL
 ORDER BY run_id, step_index""",
     "One run's states, step by step (checkpoints_of)": """\
-SELECT step_index, state_bytes, working_state->>'phase' AS phase,
-       metadata->>'status' AS status
+SELECT step_index, state_bytes, working_state->>'phase' AS phase, tokens_spent
 FROM checkpoints_of('crash-at-step-7')
 ORDER BY step_index""",
     "Largest working states": """\

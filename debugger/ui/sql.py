@@ -24,7 +24,8 @@ def page() -> None:
     st.title("SQL")
     st.caption(
         "Read-only over the store: tables `runs`, `checkpoints`, `effects`, `tool_calls`, "
-        "`quarantine`, `sources`. Files, extensions and other databases are off; memory is "
+        "`quarantine`, `sources`; one run's checkpoints: `checkpoints_of('<run>')` (fast on "
+        "a large store). Files, extensions and other databases are off; memory is "
         f"capped at {SQL_MEMORY.value()} (`{SQL_MEMORY.name}`)."
     )
     st.session_state.setdefault("sql_text", next(iter(EXAMPLES.values())))
