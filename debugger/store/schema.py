@@ -496,7 +496,8 @@ METADATA_RANGE = 500
 
 
 def _v6_metadata_split(con: duckdb.DuckDBPyConnection) -> None:
-    """Store large metadata with ``internal_channels`` as a stub and a split text.
+    """Store large metadata with ``internal_channels`` as a stub and a split text, and add
+    the ``checkpoints_of(run)`` macro (:data:`_V6_RUN_MACRO`).
 
     A LangGraph functional-API chat kept its whole history in every checkpoint's metadata
     (:mod:`debugger.store.metadata_split`); the view puts the text back. The documents
@@ -530,7 +531,9 @@ MIGRATIONS: list[StoreMigration] = [
         _v4_states_split_and_compressed,
     ),
     StoreMigration(5, "split states refer to their parts by number", _v5_parts_numbered),
-    StoreMigration(6, "large metadata split into shared parts", _v6_metadata_split),
+    StoreMigration(
+        6, "large metadata split into shared parts; checkpoints_of(run)", _v6_metadata_split
+    ),
 ]
 """Append-only. Never edit a released step; add the next one."""
 
