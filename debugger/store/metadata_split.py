@@ -75,7 +75,10 @@ def _stub(text: str) -> str | None:
     if not isinstance(doc, dict) or MOVED_KEY not in doc:
         return None
     doc[MOVED_KEY] = {"__type__": MARK, "hash": state_parts.text_hash(text)}
-    return orjson.dumps(doc).decode()
+    try:
+        return orjson.dumps(doc).decode()
+    except orjson.JSONEncodeError:  # nested past orjson's writing depth: stays whole
+        return None
 
 
 def split(

@@ -22,6 +22,7 @@ import pyarrow as pa
 import xxhash
 
 from debugger.store import arrays
+from debugger.store.state_parts import text_hash
 
 SQL_NAME = "state_hash"
 """The SQL function's name while it is registered."""
@@ -29,9 +30,8 @@ SQL_NAME = "state_hash"
 _hexdigest = xxhash.xxh3_128_hexdigest
 
 
-def of_text(text: str | bytes) -> str:
-    """The state hash of one JSON text (UTF-8), as the store computes it."""
-    return _hexdigest(text.encode("utf-8") if isinstance(text, str) else text)
+of_text = text_hash
+"""The state hash of one JSON text (UTF-8), as the store computes it."""
 
 
 def of_array(texts: pa.Array | pa.ChunkedArray) -> pa.Array:

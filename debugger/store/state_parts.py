@@ -47,11 +47,11 @@ PART_MAX_CHARS = 64 * 1024
 _SIGN = 1 << 63
 
 
-def text_hash(text: str) -> str:
+def text_hash(text: str | bytes) -> str:
     """XXH3-128 of a text's UTF-8, in hex: the store's state hash
-    (:func:`debugger.store.state_hash.of_text`), here without that module's Arrow imports,
-    for the reads that check a text put together from parts kept in memory."""
-    return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
+    (:func:`debugger.store.state_hash.of_text` is this function), here without that module's
+    Arrow imports, for the reads that check a text put together from parts kept in memory."""
+    return xxhash.xxh3_128_hexdigest(text.encode("utf-8") if isinstance(text, str) else text)
 
 
 def element_is_part(chars: int, container: bool) -> bool | None:

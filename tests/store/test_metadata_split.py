@@ -281,3 +281,18 @@ def test_documents_that_look_like_stubs_or_cannot_be_cut_are_read_as_written(
     }
     split = sorted(ids[c] for (_, c), t in _raw(path).items() if t != texts[ids[c]])
     assert split == [1, 2] and _stubs_match_split_rows(path) == 2
+
+
+def test_a_document_orjson_cannot_write_back_is_kept_whole() -> None:
+    """The import refuses documents nested past 200 levels, but a store migrated from an
+    older one may hold one: orjson reads 1,024 levels and writes 254, so a stub that keeps
+    such a key cannot be written, and the document stays whole instead of failing the
+    migration."""
+    deep: Any = "end"
+    for _ in range(300):
+        deep = {"k": deep}
+    moved = {"__previous__": ["x" * 300] * 20}
+    text = json.dumps({"internal_channels": moved, "notes": deep}, separators=(",", ":"))
+    assert metadata_split._stub(text) is None
+    shallow = json.dumps({"internal_channels": {"__previous__": ["x" * 300] * 20}})
+    assert metadata_split.stub_hash(metadata_split._stub(shallow)) == text_hash(shallow)
